@@ -1,0 +1,1384 @@
+/**
+ * The Lockstep engine: several PostgreSQL sessions on one PGlite.
+ *
+ * PGlite executes (dry runs inside rolled-back transactions) and reports what each statement
+ * locks; the pure lock model (./locks) decides grants, waits and deadlock victims on a
+ * virtual clock. See docs/engine.md for the protocol and its known limits.
+ */
+import { LockManager, deadlockDetail, describeLockTag, tupleLockMode } from './locks';
+import type { LockMode, LockTag, ProcId, RowLockMode, Xid } from './locks/types';
+import { PgliteExecutor, EngineInternalError, type RawResult } from './executor/pglite';
+import {
+  LOCK_SAMPLE_SQL,
+  decodeTuples,
+  parseLockSample,
+  readCatalog,
+  tupleScanSql,
+  uniqueKeysSql,
+  type CatalogTable,
+  type LockSample,
+} from './executor/footprint';
+import { PG, xactWaitContext } from './messages';
+import { RowLockTable, type TupleId } from './rowlocks';
+import { Timers, type TimerKind } from './timers';
+import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
+import type {
+  EngineEvent,
+  EngineSnapshot,
+  IsolationLevel,
+  LockRow,
+  SessionSnapshot,
+  SessionState,
+  TableSnapshot,
+  WaitEdge,
+  WaitReason,
+} from './types';
+import type { PgMessage, StatementResult, StepResult } from '../scenario/types';
+
+/** PGlite's database OID (postgres), used in lock descriptions as PostgreSQL prints them. */
+const DATABASE_OID = 5;
+const FIRST_XID = 750;
+const FIRST_PID = 4101;
+const GUC_NAMES = ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation'] as const;
+
+interface LogEntry {
+  sql: string;
+  command: string;
+}
+
+interface HeldLock {
+  tag: LockTag;
+  mode: LockMode;
+  depth: number;
+}
+
+interface UniqueKey {
+  index: string;
+  key: string;
+  depth: number;
+}
+
+interface Txn {
+  implicit: boolean;
+  isolation: IsolationLevel;
+  xid: number | null;
+  vxid: string;
+  startMs: number;
+  log: LogEntry[];
+  aborted: boolean;
+  savepoints: { name: string; logLen: number }[];
+  held: HeldLock[];
+  insertedKeys: UniqueKey[];
+  deletedKeys: UniqueKey[];
+  /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
+  sets: string[];
+  localSets: string[];
+  /** Tuples this transaction updated or deleted (committed versions), for RR serialization checks. */
+  modified: Map<string, 'update' | 'delete'>;
+}
+
+type PlanItem =
+  | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
+  | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
+  | { kind: 'key'; index: string; key: string; mustExist: boolean }
+  | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
+
+interface Wait {
+  tag: LockTag;
+  mode: LockMode;
+  sinceMs: number;
+  /** The xid wait is on behalf of this tuple (for CONTEXT and RR checks). */
+  tuple?: TupleId;
+  /** The session whose xid we wait for, and whether it had changed the tuple. */
+  holder?: string;
+  context?: string;
+}
+
+interface RunningStep {
+  name: string;
+  sql: string;
+  statements: ParsedStatement[];
+  idx: number;
+  results: StatementResult[];
+  notices: PgMessage[];
+  startedMs: number;
+  /** The step opened an implicit transaction block. */
+  implicit: boolean;
+  wait?: Wait;
+  sleepUntil?: number;
+  /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
+  tupleLocks: LockTag[];
+  done: boolean;
+  error?: PgMessage;
+}
+
+interface Sess {
+  name: string;
+  proc: ProcId;
+  pid: number;
+  index: number;
+  sets: string[];
+  gucs: Record<string, string>;
+  timeouts: { deadlock: number; lock: number; statement: number; idle: number };
+  defaultIsolation: IsolationLevel;
+  txn: Txn | null;
+  step: RunningStep | null;
+  last: SessionSnapshot['last'];
+  query: string;
+  stateChangeMs: number;
+  /** Session-level advisory locks, with counts (pg_advisory_lock is re-entrant). */
+  sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[];
+  terminated: PgMessage | null;
+  vxidCounter: number;
+}
+
+/** A dry run's findings. */
+interface DryRun {
+  raw: RawResult;
+  plan: PlanItem[];
+  assignsXid: boolean;
+  inserted: { table: string; key: string; index: string }[];
+  deleted: { table: string; key: string; index: string }[];
+  sessionAdvisoryAfter: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
+}
+
+/** Options for Engine.create. */
+export interface EngineOptions {
+  sessions: string[];
+  executor?: PgliteExecutor;
+}
+
+/** Result of submitting a step: done (with result), waiting on a lock, or sleeping on the virtual clock. */
+export type StepStatus = 'done' | 'waiting' | 'sleeping' | 'idle';
+
+/** The multi-session engine. All methods must be awaited one at a time. */
+export class Engine {
+  private readonly lm = new LockManager();
+  private readonly rows = new RowLockTable();
+  private readonly timers = new Timers();
+  private readonly sessions = new Map<string, Sess>();
+  private clock = 0;
+  private nextXid = FIRST_XID;
+  private events: EngineEvent[] = [];
+  private serverLog: string[] = [];
+  private lastDeadlock: EngineSnapshot['deadlock'] = null;
+  private catalog: CatalogTable[] = [];
+  private resumeQueue: string[] = [];
+  private tables: TableSnapshot[] = [];
+
+  private constructor(private readonly ex: PgliteExecutor) {}
+
+  /** Creates an engine with named sessions (2 to 8 in the app; any number here). */
+  static async create(opts: EngineOptions): Promise<Engine> {
+    await loadParser();
+    const ex = opts.executor ?? (await PgliteExecutor.create());
+    const e = new Engine(ex);
+    opts.sessions.forEach((name, index) => e.addSession(name, index));
+    await e.refreshSessionGucs();
+    return e;
+  }
+
+  private addSession(name: string, index: number): void {
+    this.sessions.set(name, {
+      name,
+      proc: name as ProcId,
+      pid: FIRST_PID + index,
+      index,
+      sets: [],
+      gucs: {},
+      timeouts: { deadlock: 1000, lock: 0, statement: 0, idle: 0 },
+      defaultIsolation: 'read committed',
+      txn: null,
+      step: null,
+      last: null,
+      query: '',
+      stateChangeMs: 0,
+      sessionAdvisory: [],
+      terminated: null,
+      vxidCounter: 0,
+    });
+  }
+
+  /** The executor (for tools that need raw access, e.g. table views). */
+  get executor(): PgliteExecutor {
+    return this.ex;
+  }
+
+  /** Runs committed setup SQL outside any session (isolationtester "setup" blocks). */
+  async setup(sql: string): Promise<RawResult> {
+    const r = await this.ex.run(sql);
+    this.catalog = await readCatalog(this.ex);
+    return r;
+  }
+
+  /** pid → session name, for normalizing DETAIL texts. */
+  pidNames(): Map<number, string> {
+    return new Map([...this.sessions.values()].map((s) => [s.pid, s.name]));
+  }
+
+  /** Relation OID (as text) → name, for user tables and indexes. */
+  async relationNames(): Promise<Map<string, string>> {
+    const rows = await this.ex.must(
+      `SELECT c.oid::text, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog','information_schema','lockstep') AND n.nspname NOT LIKE 'pg_toast%'`,
+    );
+    return new Map(rows.map(([o, n]) => [o!, n!]));
+  }
+
+  /** Session names in order. */
+  sessionNames(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Current virtual time in ms. */
+  now(): number {
+    return this.clock;
+  }
+
+  private sess(name: string): Sess {
+    const s = this.sessions.get(name);
+    if (!s) throw new Error(`unknown session "${name}"`);
+    return s;
+  }
+
+  // ───────────────────────────── stepping ─────────────────────────────
+
+  /** Sends a step's SQL on a session and runs it until it completes, waits or sleeps. */
+  async submit(session: string, sql: string, stepName = ''): Promise<StepStatus> {
+    const s = this.sess(session);
+    if (s.step && !s.step.done) throw new Error(`session ${session} is busy with step ${s.step.name}`);
+    this.cancelTimers(s, ['idle_in_transaction_session_timeout']);
+    s.query = sql;
+    s.stateChangeMs = this.clock;
+    this.event({ type: 'step-start', atMs: this.clock, session, step: stepName, sql });
+    const step: RunningStep = {
+      name: stepName,
+      sql,
+      statements: [],
+      idx: 0,
+      results: [],
+      notices: [],
+      startedMs: this.clock,
+      implicit: false,
+      tupleLocks: [],
+      done: false,
+    };
+    s.step = step;
+    if (s.terminated) {
+      step.error = { ...s.terminated };
+      step.done = true;
+      this.finishStep(s);
+      return 'done';
+    }
+    try {
+      step.statements = parseStatements(sql);
+    } catch (e) {
+      if (!(e instanceof ParseFailure)) throw e;
+      // Let PostgreSQL word the syntax error: nothing executes when a query string fails to parse.
+      const r = await this.ex.run(sql);
+      step.error = r.error ?? PG.engine(e.message);
+      if (s.txn && !s.txn.implicit) this.abortTxnState(s, false);
+      step.done = true;
+      this.finishStep(s);
+      return 'done';
+    }
+    await this.runStep(s);
+    await this.drainResumes();
+    return this.statusOf(s);
+  }
+
+  /** Where a session's current step stands. */
+  statusOf(name: string | Sess): StepStatus {
+    const s = typeof name === 'string' ? this.sess(name) : name;
+    if (!s.step) return 'idle';
+    if (s.step.done) return 'done';
+    if (s.step.sleepUntil !== undefined) return 'sleeping';
+    return 'waiting';
+  }
+
+  /** True when the session's step waits on a lock held or awaited by another session (isolationtester's notion of blocked). */
+  isBlocked(name: string): boolean {
+    const s = this.sess(name);
+    return !!s.step && !s.step.done && !!s.step.wait;
+  }
+
+  /** Cancels a session's running step, as pg_cancel_backend / a client cancel request does. */
+  async cancel(name: string): Promise<void> {
+    const s = this.sess(name);
+    if (!s.step || s.step.done) return;
+    s.step.error = PG.userCancel();
+    this.failWaitingStep(s);
+    await this.endOfStep(s);
+    await this.drainResumes();
+  }
+
+  /** Takes the finished step's result (isolationtester reads it once). */
+  takeResult(name: string): StepResult | undefined {
+    const s = this.sess(name);
+    if (!s.step?.done) return undefined;
+    const r: StepResult = { results: s.step.results, notices: s.step.notices };
+    if (s.step.error) r.error = s.step.error;
+    s.step = null;
+    return r;
+  }
+
+  /** Virtual time of the next timer, if any. */
+  nextTimerAt(): number | null {
+    return this.timers.peek()?.atMs ?? null;
+  }
+
+  /** Advances the clock to the next timer and fires it; false when no timer is pending. */
+  async advanceToNextTimer(): Promise<boolean> {
+    const t = this.timers.shift();
+    if (!t) return false;
+    this.clock = Math.max(this.clock, t.atMs);
+    await this.fire(t.session, t.kind);
+    await this.drainResumes();
+    return true;
+  }
+
+  /** Advances the clock by `ms`, firing every timer due on the way. */
+  async advance(ms: number): Promise<void> {
+    const until = this.clock + ms;
+    for (let t = this.timers.peek(); t && t.atMs <= until; t = this.timers.peek()) await this.advanceToNextTimer();
+    this.clock = until;
+  }
+
+  private async runStep(s: Sess): Promise<void> {
+    const step = s.step!;
+    while (!step.done && step.idx < step.statements.length) {
+      const st = step.statements[step.idx];
+      const outcome = await this.execStatement(s, st);
+      if (outcome === 'wait' || outcome === 'sleep') return;
+      if (outcome === 'error') {
+        step.done = true;
+        break;
+      }
+      step.idx++;
+    }
+    if (!step.done || step.error) {
+      step.done = true;
+    }
+    await this.endOfStep(s);
+  }
+
+  /** End of a simple-protocol query: commit or roll back an implicit block; report. */
+  private async endOfStep(s: Sess): Promise<void> {
+    const step = s.step!;
+    if (s.txn?.implicit) {
+      if (step.error || s.txn.aborted) await this.endTxn(s, false);
+      else {
+        const err = await this.commitTxn(s);
+        if (err) step.error = err;
+      }
+    }
+    this.finishStep(s);
+  }
+
+  private finishStep(s: Sess): void {
+    const step = s.step!;
+    step.done = true;
+    s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
+    s.stateChangeMs = this.clock;
+    this.event({ type: 'step-done', atMs: this.clock, session: s.name, step: step.name, ok: !step.error, ...(step.error ? { sqlstate: step.error.sqlstate } : {}) });
+    if (s.txn && !s.txn.implicit && s.timeouts.idle > 0 && !s.terminated)
+      this.timers.set(s.name, 'idle_in_transaction_session_timeout', this.clock + s.timeouts.idle);
+  }
+
+  /** Executes one statement; 'ok' moves to the next one. */
+  private async execStatement(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+    const step = s.step!;
+    const cls = st.cls;
+    if (s.txn?.aborted && !(cls.kind === 'txn' && (cls.ctl.kind === 'commit' || cls.ctl.kind === 'rollback' || cls.ctl.kind === 'rollback-to'))) {
+      step.error = PG.inFailedTransaction();
+      return 'error';
+    }
+    if (cls.kind === 'txn') return this.execTxnControl(s, cls.ctl);
+    if (cls.kind === 'unsupported') {
+      step.error = PG.unsupported(cls.what);
+      if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    }
+    // Any other statement runs inside a transaction: open an implicit block if none is open.
+    if (!s.txn) {
+      this.beginTxn(s, true);
+      step.implicit = true;
+    }
+    if (cls.kind === 'sleep') {
+      step.sleepUntil = this.clock + Math.max(0, cls.seconds * 1000);
+      this.timers.set(s.name, 'pg_sleep', step.sleepUntil);
+      this.startStatementTimer(s);
+      return 'sleep';
+    }
+    if (cls.kind === 'set' && cls.setTransaction) return this.execSetTransaction(s, cls);
+    this.startStatementTimer(s);
+    return this.execDml(s, st);
+  }
+
+  private startStatementTimer(s: Sess): void {
+    this.cancelTimers(s, ['statement_timeout']);
+    if (s.timeouts.statement > 0) this.timers.set(s.name, 'statement_timeout', this.clock + s.timeouts.statement);
+  }
+
+  private execSetTransaction(s: Sess, cls: Extract<Classified, { kind: 'set' }>): 'ok' | 'error' {
+    const step = s.step!;
+    if (cls.name === 'session characteristics') {
+      if (cls.isolation) s.defaultIsolation = cls.isolation as IsolationLevel;
+      step.results.push({ command: 'SET' });
+      return 'ok';
+    }
+    if (s.txn!.log.length > 0) {
+      step.error = PG.setTransactionTooLate();
+      this.abortTxnState(s, true);
+      return 'error';
+    }
+    if (cls.isolation) s.txn!.isolation = cls.isolation as IsolationLevel;
+    step.results.push({ command: 'SET' });
+    return 'ok';
+  }
+
+  // ───────────────────────────── transactions ─────────────────────────────
+
+  private beginTxn(s: Sess, implicit: boolean, isolation?: string): void {
+    s.vxidCounter++;
+    s.txn = {
+      implicit,
+      isolation: (isolation as IsolationLevel | undefined) ?? s.defaultIsolation,
+      xid: null,
+      vxid: `${s.index + 3}/${s.vxidCounter}`,
+      startMs: this.clock,
+      log: [],
+      aborted: false,
+      savepoints: [],
+      held: [],
+      insertedKeys: [],
+      deletedKeys: [],
+      sets: [],
+      localSets: [],
+      modified: new Map(),
+    };
+    this.lm.acquire(s.proc, { type: 'virtualxid', vxid: s.txn.vxid }, 'ExclusiveLock');
+  }
+
+  private async execTxnControl(s: Sess, ctl: Extract<Classified, { kind: 'txn' }>['ctl']): Promise<'ok' | 'error'> {
+    const step = s.step!;
+    switch (ctl.kind) {
+      case 'begin':
+        if (s.txn && !s.txn.implicit) {
+          step.notices.push(PG.warning('25001', 'there is already a transaction in progress'));
+        } else if (s.txn?.implicit) {
+          s.txn.implicit = false;
+          step.implicit = false;
+          if (ctl.isolation) s.txn.isolation = ctl.isolation as IsolationLevel;
+        } else this.beginTxn(s, false, ctl.isolation);
+        step.results.push({ command: ctl.command });
+        return 'ok';
+      case 'commit': {
+        if (!s.txn) {
+          step.notices.push(PG.warning('25P01', 'there is no transaction in progress'));
+          step.results.push({ command: 'COMMIT' });
+          return 'ok';
+        }
+        if (s.txn.aborted) {
+          await this.endTxn(s, false);
+          step.results.push({ command: 'ROLLBACK' });
+          return 'ok';
+        }
+        const err = await this.commitTxn(s);
+        if (err) {
+          step.error = err;
+          return 'error';
+        }
+        step.results.push({ command: 'COMMIT' });
+        return 'ok';
+      }
+      case 'rollback':
+        if (!s.txn) step.notices.push(PG.warning('25P01', 'there is no transaction in progress'));
+        else await this.endTxn(s, false);
+        step.results.push({ command: 'ROLLBACK' });
+        return 'ok';
+      case 'savepoint': {
+        if (!s.txn || s.txn.implicit) {
+          // PostgreSQL: SAVEPOINT outside a block is an error (inside an implicit block too).
+          step.error = PG.savepointOutsideBlock('SAVEPOINT');
+          return 'error';
+        }
+        s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
+        s.txn.log.push({ sql: `SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'SAVEPOINT' });
+        step.results.push({ command: 'SAVEPOINT' });
+        return 'ok';
+      }
+      case 'release':
+      case 'rollback-to': {
+        const cmd = ctl.kind === 'release' ? 'RELEASE' : 'ROLLBACK';
+        if (!s.txn || s.txn.implicit) {
+          step.error = PG.savepointOutsideBlock(ctl.kind === 'release' ? 'RELEASE SAVEPOINT' : 'ROLLBACK TO SAVEPOINT');
+          return 'error';
+        }
+        const i = findLastIndex(s.txn.savepoints, (p) => p.name === ctl.name);
+        if (i < 0) {
+          step.error = PG.noSuchSavepoint(ctl.name);
+          if (ctl.kind === 'release') this.abortTxnState(s, true);
+          return 'error';
+        }
+        const depth = i + 1;
+        if (ctl.kind === 'rollback-to') {
+          const sp = s.txn.savepoints[i];
+          s.txn.savepoints.length = depth;
+          s.txn.log.length = sp.logLen;
+          s.txn.aborted = false;
+          this.releaseDepth(s, depth);
+        } else {
+          s.txn.savepoints.length = i;
+          s.txn.log.push({ sql: `RELEASE SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'RELEASE' });
+          for (const h of s.txn.held) if (h.depth > i) h.depth = i;
+          for (const k of [...s.txn.insertedKeys, ...s.txn.deletedKeys]) if (k.depth > i) k.depth = i;
+          this.rows.merge(s.name, i);
+        }
+        step.results.push({ command: cmd });
+        return 'ok';
+      }
+    }
+  }
+
+  /** Releases what a subtransaction level (and deeper ones) acquired: ROLLBACK TO / subxact abort. */
+  private releaseDepth(s: Sess, depth: number): void {
+    const txn = s.txn!;
+    const keep: HeldLock[] = [];
+    const woken: ProcId[] = [];
+    for (const h of txn.held) {
+      if (h.depth >= depth) woken.push(...this.lm.release(s.proc, h.tag, h.mode));
+      else keep.push(h);
+    }
+    txn.held = keep;
+    txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
+    txn.deletedKeys = txn.deletedKeys.filter((k) => k.depth < depth);
+    this.rows.release(s.name, depth);
+    this.queueResumes(woken);
+    this.wakeKeyWaiters(s);
+  }
+
+  /** Commits for real in PGlite; returns an error if COMMIT fails. */
+  private async commitTxn(s: Sess): Promise<PgMessage | undefined> {
+    const txn = s.txn!;
+    if (txn.log.length) {
+      const sql = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${txn.log.map((e) => e.sql + ';\n').join('')}COMMIT`;
+      const r = await this.ex.run(sql);
+      if (r.error) {
+        await this.ex.run('ROLLBACK');
+        await this.endTxn(s, false);
+        return r.error;
+      }
+      this.verifyReplay(s, r, 1 + this.gucCount(s));
+      this.catalog = await readCatalog(this.ex);
+    }
+    await this.endTxn(s, true);
+    return undefined;
+  }
+
+  /** Ends the transaction in the model: releases every lock, wakes waiters. */
+  private async endTxn(s: Sess, committed: boolean): Promise<void> {
+    const txn = s.txn;
+    if (!txn) return;
+    const woken: ProcId[] = [];
+    this.cancelTimers(s, ['idle_in_transaction_session_timeout']);
+    woken.push(...this.cancelWaitIfAny(s));
+    for (const h of [...txn.held].reverse()) woken.push(...this.lm.release(s.proc, h.tag, h.mode));
+    if (txn.xid !== null) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: txn.xid as Xid }, 'ExclusiveLock'));
+    woken.push(...this.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
+    this.rows.release(s.name);
+    if (committed) {
+      s.sets.push(...txn.sets);
+      this.event({ type: 'commit', atMs: this.clock, session: s.name });
+    } else this.event({ type: 'rollback', atMs: this.clock, session: s.name });
+    const hadSets = txn.sets.length + txn.localSets.length > 0;
+    s.txn = null;
+    this.lastEnded.set(s.name, { committed, modified: txn.modified });
+    this.queueResumes(woken);
+    this.wakeKeyWaiters(s);
+    if (hadSets) await this.refreshSessionGucs(s);
+  }
+
+  private lastEnded = new Map<string, { committed: boolean; modified: Map<string, 'update' | 'delete'> }>();
+
+  /** An error inside a transaction: PostgreSQL aborts at once and releases the locks. */
+  private abortTxnState(s: Sess, keepBlock: boolean): void {
+    const txn = s.txn;
+    if (!txn) return;
+    const depth = txn.savepoints.length;
+    if (depth > 0 && keepBlock) {
+      // Only the innermost subtransaction aborts; the block stays until ROLLBACK TO.
+      this.releaseDepth(s, depth);
+      txn.aborted = true;
+      return;
+    }
+    const woken: ProcId[] = [];
+    woken.push(...this.cancelWaitIfAny(s));
+    for (const h of [...txn.held].reverse()) woken.push(...this.lm.release(s.proc, h.tag, h.mode));
+    txn.held = [];
+    if (txn.xid !== null) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: txn.xid as Xid }, 'ExclusiveLock'));
+    this.rows.release(s.name);
+    txn.insertedKeys = [];
+    txn.deletedKeys = [];
+    txn.aborted = true;
+    this.lastEnded.set(s.name, { committed: false, modified: txn.modified });
+    txn.xid = null;
+    this.queueResumes(woken);
+    this.wakeKeyWaiters(s);
+    if (txn.implicit || !keepBlock) {
+      this.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock');
+      s.txn = null;
+      this.event({ type: 'rollback', atMs: this.clock, session: s.name });
+    }
+  }
+
+  // ───────────────────────────── statements through PGlite ─────────────────────────────
+
+  private gucSql(s: Sess): string {
+    const t = s.txn;
+    const all = [...s.sets, ...(t?.sets ?? []), ...(t?.localSets ?? [])];
+    return all.map((x) => x + ';\n').join('');
+  }
+
+  private gucCount(s: Sess): number {
+    const t = s.txn;
+    return s.sets.length + (t?.sets.length ?? 0) + (t?.localSets.length ?? 0);
+  }
+
+  /** Replay must give back exactly the command tags recorded; anything else is a visible engine error. */
+  private verifyReplay(s: Sess, r: RawResult, offset: number): void {
+    const log = s.txn!.log;
+    for (let i = 0; i < log.length; i++) {
+      const got = r.results[offset + i]?.command;
+      if (got !== log[i].command)
+        throw new EngineInternalError(
+          `replay of session ${s.name} diverged at "${log[i].sql.slice(0, 80)}": recorded ${log[i].command}, got ${got ?? r.error?.message ?? 'nothing'}`,
+        );
+    }
+  }
+
+  private async execDml(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+    const step = s.step!;
+    let dry: DryRun;
+    try {
+      dry = await this.dryRun(s, st);
+    } catch (e) {
+      if (!(e instanceof EngineInternalError)) throw e;
+      step.error = PG.engine(e.message);
+      this.event({ type: 'engine-error', atMs: this.clock, session: s.name, message: e.message });
+      return 'error';
+    }
+    if (dry.raw.error) {
+      // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
+      const wait = dry.raw.error.sqlstate === '23505' ? this.keyBlocker(s, dry.raw.error) : undefined;
+      if (wait) return this.waitOnXid(s, wait.session, undefined, 'insert');
+      step.notices.push(...dry.raw.notices);
+      step.error = dry.raw.error;
+      this.abortTxnState(s, true);
+      return 'error';
+    }
+    if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && this.hasRowConflicts(s, dry.plan)) {
+      dry = await this.dryRun(s, st, true);
+      if (dry.raw.error) {
+        step.error = dry.raw.error;
+        this.abortTxnState(s, true);
+        return 'error';
+      }
+    }
+    const outcome = this.walkPlan(s, st, dry);
+    if (outcome !== 'ok') return outcome;
+    // Granted: the statement joins the session's transaction.
+    const txn = s.txn!;
+    const res = dry.raw.results.at(-1);
+    txn.log.push({ sql: st.sql, command: res?.command ?? '' });
+    if (dry.assignsXid && txn.xid === null) this.assignXid(s);
+    const depth = txn.savepoints.length;
+    for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth });
+    for (const k of dry.deleted) txn.deletedKeys.push({ index: k.index, key: k.key, depth });
+    for (const a of dry.sessionAdvisoryAfter) this.noteSessionAdvisory(s, a);
+    if (st.cls.kind === 'set' || st.cls.kind === 'show') await this.afterSet(s, st);
+    step.results.push(...dry.raw.results);
+    step.notices.push(...dry.raw.notices);
+    this.releaseTupleLocks(s);
+    this.cancelTimers(s, ['statement_timeout']);
+    return 'ok';
+  }
+
+  private assignXid(s: Sess): void {
+    const xid = this.nextXid++;
+    s.txn!.xid = xid;
+    this.lm.acquire(s.proc, { type: 'transactionid', xid: xid as Xid }, 'ExclusiveLock');
+  }
+
+  /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
+  private async dryRun(s: Sess, st: ParsedStatement, stageOthers = false): Promise<DryRun> {
+    const staged: string[] = [];
+    if (stageOthers) {
+      for (const o of this.sessions.values()) {
+        if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
+        const gid = `lockstep_${o.index}`;
+        const r = await this.ex.run(
+          `BEGIN ISOLATION LEVEL ${o.txn.isolation.toUpperCase()};\n${this.gucSql(o)}${o.txn.log.map((e) => e.sql + ';\n').join('')}PREPARE TRANSACTION '${gid}'`,
+        );
+        if (r.error) {
+          await this.ex.run('ROLLBACK');
+          for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
+          throw new EngineInternalError(`could not stage session ${o.name}: ${r.error.message}`);
+        }
+        staged.push(gid);
+      }
+    }
+    try {
+      return await this.dryRunInner(s, st);
+    } finally {
+      for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
+    }
+  }
+
+  private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
+    const txn = s.txn!;
+    const advisoryPrefix = s.sessionAdvisory.map((a) => advisoryLockSql(a.tag, a.mode) + ';\n').join('');
+    const prefix = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${advisoryPrefix}${txn.log.map((e) => e.sql + ';\n').join('')}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
+    const pre = await this.ex.run(prefix);
+    if (pre.error) {
+      await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
+      throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
+    }
+    this.verifyReplay(s, pre, 1 + this.gucCount(s) + s.sessionAdvisory.length);
+    const before = parseLockSample(pre.results.at(-1)!.rows ?? []);
+    const raw = await this.ex.run(st.sql);
+    let after: LockSample = before;
+    let plan: PlanItem[] = [];
+    const inserted: DryRun['inserted'] = [];
+    let touchedForKeys: { table: string; ctids: string[] }[] = [];
+    let assignsXid = false;
+    if (!raw.error) {
+      const a = await this.ex.run(LOCK_SAMPLE_SQL);
+      after = parseLockSample(a.results.at(-1)?.rows ?? []);
+      const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
+      assignsXid = stmtXids.size > 0;
+      const ownXids = new Set([...after.xids]);
+      let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
+      if (stmtXids.size) {
+        const scan = await this.ex.must(tupleScanSql([...ownXids]));
+        touched = await decodeTuples(this.ex, scan, stmtXids, ownXids);
+      }
+      // Unique keys of the tuples this statement inserted (new row versions included).
+      const byTable = groupBy(touched.inserted, (t) => t.relation);
+      for (const [table, list] of byTable) {
+        const cat = this.catalog.find((c) => c.name === table);
+        const sql = cat && uniqueKeysSql(cat, list.map((t) => t.ctid));
+        if (!sql) continue;
+        for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
+      }
+      touchedForKeys = [...groupBy(touched.touched.filter((t) => t.mode === 'Update' || t.mode === 'NoKeyUpdate'), (t) => t.relation)].map(
+        ([table, list]) => ({ table, ctids: list.map((t) => `(${t.block},${t.offset})`) }),
+      );
+      plan = this.buildPlan(st, before, after, touched.touched);
+      for (const t of touched.touched)
+        if (t.mode === 'Update' || t.mode === 'NoKeyUpdate') txn.modified.set(tupleKeyOf(t), t.newCtid ? 'update' : 'delete');
+    }
+    const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0;
+    const end = await this.ex.run(
+      `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`,
+    );
+    let sessionAdvisoryAfter: DryRun['sessionAdvisoryAfter'] = [];
+    if (needSessionAdvisory) {
+      sessionAdvisoryAfter = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
+        key1: Number(k1),
+        key2: Number(k2),
+        field4: Number(f4) as 1 | 2,
+        mode: mode as LockMode,
+      }));
+      // Only the ones this statement added: subtract what the session already held.
+      for (const held of s.sessionAdvisory) {
+        const i = sessionAdvisoryAfter.findIndex((a) => a.key1 === held.tag.key1 && a.key2 === held.tag.key2 && a.field4 === held.tag.field4 && a.mode === held.mode);
+        if (i >= 0) sessionAdvisoryAfter.splice(i, 1);
+      }
+      for (const a of sessionAdvisoryAfter) {
+        const item = plan.find((p) => p.kind === 'adv' && p.tag.key1 === a.key1 && p.tag.key2 === a.key2 && p.tag.field4 === a.field4 && p.mode === a.mode);
+        if (item && item.kind === 'adv') item.sessionLevel = true;
+      }
+    }
+    // Keys of committed tuples this statement updated or deleted: read after the rollback, when they are visible again.
+    const deleted: DryRun['deleted'] = [];
+    for (const { table, ctids } of touchedForKeys) {
+      const cat = this.catalog.find((c) => c.name === table);
+      const sql = cat && uniqueKeysSql(cat, ctids);
+      if (!sql) continue;
+      for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) deleted.push(splitKey(table, k));
+    }
+    for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, mustExist: false });
+    return { raw, plan, assignsXid, inserted, deleted, sessionAdvisoryAfter };
+  }
+
+  /** Orders what the statement acquired the way PostgreSQL acquires it. */
+  private buildPlan(st: ParsedStatement, before: LockSample, after: LockSample, touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode }[]): PlanItem[] {
+    const order = st.cls.kind === 'dml' ? st.cls.relations : [];
+    const rank = (name: string) => {
+      const i = order.indexOf(name);
+      return i < 0 ? order.length : i;
+    };
+    const had = new Set(before.relations.map((r) => `${r.oid}/${r.mode}`));
+    const rels = after.relations
+      .filter((r) => !had.has(`${r.oid}/${r.mode}`))
+      .sort((a, b) => Number(a.isIndex) - Number(b.isIndex) || rank(a.table) - rank(b.table) || a.oid - b.oid);
+    const plan: PlanItem[] = rels.map((r) => ({ kind: 'rel', tag: { type: 'relation', relation: r.name, oid: r.oid }, mode: r.mode, name: r.name }));
+    for (const t of touched) plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
+    const hadAdv = new Map<string, number>();
+    for (const a of before.advisory) hadAdv.set(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`, (hadAdv.get(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`) ?? 0) + 1);
+    for (const a of after.advisory) {
+      const k = `${a.key1}/${a.key2}/${a.field4}/${a.mode}`;
+      const n = hadAdv.get(k) ?? 0;
+      if (n > 0) {
+        hadAdv.set(k, n - 1);
+        continue;
+      }
+      plan.push({ kind: 'adv', tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode, sessionLevel: false });
+    }
+    return plan;
+  }
+
+  private hasRowConflicts(s: Sess, plan: PlanItem[]): boolean {
+    return plan.some((p) => p.kind === 'row' && this.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
+  }
+
+  /** Walks the acquisition plan in the lock model. */
+  private walkPlan(s: Sess, st: ParsedStatement, dry: DryRun): 'ok' | 'error' | 'wait' {
+    const step = s.step!;
+    const txn = s.txn!;
+    const depth = txn.savepoints.length;
+    const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+    for (const item of dry.plan) {
+      switch (item.kind) {
+        case 'rel':
+        case 'adv': {
+          if (item.kind === 'adv' && item.sessionLevel) {
+            const r = this.lm.acquire(s.proc, item.tag, item.mode);
+            if (r.status === 'granted') continue;
+            return this.handleAcquire(s, r, item.tag, item.mode);
+          }
+          const r = this.lm.acquire(s.proc, item.tag, item.mode, { dontWait: item.kind === 'rel' && !!cls?.lockNowait });
+          if (r.status === 'granted') {
+            txn.held.push({ tag: item.tag, mode: item.mode, depth });
+            continue;
+          }
+          if (r.status === 'unavailable' && item.kind === 'rel') {
+            step.error = PG.relationNowait(item.tag.relation);
+            this.abortTxnState(s, true);
+            return 'error';
+          }
+          return this.handleAcquire(s, r, item.tag, item.mode);
+        }
+        case 'row': {
+          if (this.rows.covers(item.tuple, s.name, item.mode)) continue;
+          const conflicting = this.rows.conflicting(item.tuple, item.mode, s.name);
+          if (!conflicting.length) {
+            // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
+            if (txn.xid === null) this.assignXid(s);
+            this.rows.add(item.tuple, s.name, item.mode, depth);
+            continue;
+          }
+          if (cls?.waitPolicy === 'nowait') {
+            step.error = PG.rowNowait(item.tuple.relation);
+            this.abortTxnState(s, true);
+            return 'error';
+          }
+          // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
+          const ttag: LockTag = { type: 'tuple', relation: item.tuple.relation, oid: item.tuple.oid, block: item.tuple.block, offset: item.tuple.offset };
+          const tmode = tupleLockMode(item.mode);
+          // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
+          // member or the single locker): "avoids deadlock".
+          const alreadyLocker = this.rows.heldMode(item.tuple, s.name) !== undefined;
+          if (!alreadyLocker && !step.tupleLocks.some((t) => sameTag(t, ttag))) {
+            const r = this.lm.acquire(s.proc, ttag, tmode);
+            if (r.status === 'granted') {
+              step.tupleLocks.push(ttag);
+              txn.held.push({ tag: ttag, mode: tmode, depth });
+            } else return this.handleAcquire(s, r, ttag, tmode);
+          }
+          const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+          const ctx = xactWaitContext(item.mode === 'Update' && verb === 'update' ? 'update' : verb, item.tuple.block, item.tuple.offset, item.tuple.relation);
+          return this.waitOnXid(s, conflicting[0].session, item.tuple, verb, ctx);
+        }
+        case 'key': {
+          const owner = this.keyOwner(s, item.index, item.key);
+          if (owner) return this.waitOnXid(s, owner, undefined, 'insert');
+          continue;
+        }
+      }
+    }
+    return 'ok';
+  }
+
+  /** Which open transaction has inserted this unique key (PostgreSQL's _bt_check_unique then waits for it). */
+  private keyOwner(s: Sess, index: string, key: string): string | undefined {
+    for (const o of this.sessions.values()) {
+      if (o === s || !o.txn) continue;
+      if (o.txn.insertedKeys.some((k) => k.index === index && k.key === key)) return o.name;
+    }
+    return undefined;
+  }
+
+  /** For a 23505 from the dry run: an open transaction deleting the conflicting committed key. */
+  private keyBlocker(s: Sess, e: PgMessage): { session: string } | undefined {
+    const m = /^Key (.*) already exists\.$/.exec(e.detail ?? '');
+    if (!m) return undefined;
+    for (const o of this.sessions.values()) {
+      if (o === s || !o.txn) continue;
+      if (o.txn.deletedKeys.some((k) => k.key === m[1])) return { session: o.name };
+    }
+    return undefined;
+  }
+
+  private waitOnXid(s: Sess, holder: string, tuple: TupleId | undefined, verb: 'update' | 'delete' | 'lock' | 'insert', context?: string): 'wait' | 'error' {
+    const h = this.sess(holder);
+    if (h.txn!.xid === null) throw new EngineInternalError(`session ${holder} holds a lock but has no transaction id`);
+    const tag: LockTag = { type: 'transactionid', xid: h.txn!.xid as Xid };
+    const r = this.lm.acquire(s.proc, tag, 'ShareLock');
+    if (r.status === 'granted') {
+      // Cannot happen while the holder's transaction is open; release to keep counts right.
+      this.lm.release(s.proc, tag, 'ShareLock');
+      return 'error';
+    }
+    return this.handleAcquire(s, r, tag, 'ShareLock', { tuple, holder, context: context ?? (tuple ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined) });
+  }
+
+  private handleAcquire(
+    s: Sess,
+    r: ReturnType<LockManager['acquire']>,
+    tag: LockTag,
+    mode: LockMode,
+    extra: Partial<Wait> = {},
+  ): 'wait' | 'error' {
+    const step = s.step!;
+    if (r.status === 'deadlock') {
+      // ProcSleep's early deadlock check: the request would deadlock at once.
+      this.deadlockVictim(s, r.report, extra.context);
+      return 'error';
+    }
+    step.wait = { tag, mode, sinceMs: this.clock, ...extra };
+    const reason = this.waitReason(s);
+    this.event({ type: 'wait', atMs: this.clock, session: s.name, reason: reason! });
+    this.timers.set(s.name, 'deadlock_timeout', this.clock + s.timeouts.deadlock);
+    if (s.timeouts.lock > 0) this.timers.set(s.name, 'lock_timeout', this.clock + s.timeouts.lock);
+    return 'wait';
+  }
+
+  private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string): void {
+    const step = s.step!;
+    const detail = deadlockDetail(report, (p) => this.sess(p).pid, DATABASE_OID);
+    step.error = PG.deadlock(detail, context);
+    const cycle = report.edges.map((e) => e.waiter as string);
+    this.lastDeadlock = { cycle, victim: s.name, atMs: this.clock };
+    this.event({ type: 'deadlock', atMs: this.clock, victim: s.name, cycle });
+    const ts = fmtTime(this.clock);
+    const queries = cycle.map((n) => `Process ${this.sess(n).pid}: ${this.sess(n).query}`);
+    this.serverLog.push(
+      `${ts} [${s.pid}] ERROR:  deadlock detected`,
+      `${ts} [${s.pid}] DETAIL:  ${[...detail.split('\n'), ...queries].join('\n\t')}`,
+      `${ts} [${s.pid}] HINT:  See server log for query details.`,
+      ...(context ? [`${ts} [${s.pid}] CONTEXT:  ${context}`] : []),
+      `${ts} [${s.pid}] STATEMENT:  ${s.query}`,
+    );
+    step.wait = undefined;
+    this.failWaitingStep(s);
+  }
+
+  /** The step of a session that was waiting (or about to) fails with step.error. */
+  private failWaitingStep(s: Sess): void {
+    this.cancelTimers(s, ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'pg_sleep']);
+    this.queueResumes(this.cancelWaitIfAny(s));
+    s.step!.wait = undefined;
+    s.step!.sleepUntil = undefined;
+    this.abortTxnState(s, true);
+  }
+
+  private cancelWaitIfAny(s: Sess): ProcId[] {
+    return this.lm.waitingFor(s.proc) ? this.lm.cancelWait(s.proc) : [];
+  }
+
+  private releaseTupleLocks(s: Sess): void {
+    const step = s.step!;
+    const txn = s.txn!;
+    for (const tag of step.tupleLocks) {
+      const i = txn.held.findIndex((h) => sameTag(h.tag, tag));
+      if (i >= 0) {
+        const [h] = txn.held.splice(i, 1);
+        this.queueResumes(this.lm.release(s.proc, h.tag, h.mode));
+      }
+    }
+    step.tupleLocks = [];
+  }
+
+  private noteSessionAdvisory(s: Sess, a: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }): void {
+    s.sessionAdvisory.push({ tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode });
+  }
+
+  /** After a SET/RESET/SHOW: record it for replay and refresh the values the engine needs. */
+  private async afterSet(s: Sess, st: ParsedStatement): Promise<void> {
+    if (st.cls.kind !== 'set') return;
+    const txn = s.txn!;
+    // Not part of the replayed data log: GUC statements are replayed from their own lists.
+    txn.log.pop();
+    if (st.cls.local) txn.localSets.push(st.sql);
+    else if (txn.implicit) s.sets.push(st.sql);
+    else txn.sets.push(st.sql);
+    await this.refreshSessionGucs(s);
+  }
+
+  /** Reads the effective timeouts and isolation default of a session (or all sessions) from PGlite. */
+  private async refreshSessionGucs(only?: Sess): Promise<void> {
+    for (const s of only ? [only] : this.sessions.values()) {
+      const r = await this.ex.run(
+        `BEGIN;\n${this.gucSql(s)}SELECT name, setting, unit, current_setting(name) FROM pg_catalog.pg_settings WHERE name IN (${GUC_NAMES.map((n) => `'${n}'`).join(',')});\nROLLBACK`,
+      );
+      const rows = r.results.find((x) => x.columns?.length === 4)?.rows ?? [];
+      for (const [name, setting, unit, shown] of rows) {
+        s.gucs[name!] = shown!;
+        const ms = Number(setting) * (unit === 's' ? 1000 : unit === 'min' ? 60000 : 1);
+        if (name === 'deadlock_timeout') s.timeouts.deadlock = ms;
+        else if (name === 'lock_timeout') s.timeouts.lock = ms;
+        else if (name === 'statement_timeout') s.timeouts.statement = ms;
+        else if (name === 'idle_in_transaction_session_timeout') s.timeouts.idle = ms;
+        else if (name === 'default_transaction_isolation') s.defaultIsolation = setting as IsolationLevel;
+      }
+    }
+  }
+
+  // ───────────────────────────── waking, timers ─────────────────────────────
+
+  private queueResumes(procs: ProcId[]): void {
+    for (const p of procs) if (!this.resumeQueue.includes(p)) this.resumeQueue.push(p);
+  }
+
+  /** A key's owner ended: sessions waiting on its xid are woken by the lock manager already. */
+  private wakeKeyWaiters(_s: Sess): void {}
+
+  private async drainResumes(): Promise<void> {
+    while (this.resumeQueue.length) {
+      const name = this.resumeQueue.shift()!;
+      const s = this.sess(name);
+      const step = s.step;
+      if (!step || step.done || !step.wait) continue;
+      if (this.lm.waitingFor(s.proc)) continue; // still queued (e.g. woken by a partial release)
+      await this.resume(s);
+    }
+  }
+
+  /** The session's lock was granted: continue its statement. */
+  private async resume(s: Sess): Promise<void> {
+    const step = s.step!;
+    const w = step.wait!;
+    step.wait = undefined;
+    this.cancelTimers(s, ['deadlock_timeout', 'lock_timeout']);
+    const txn = s.txn!;
+    this.event({ type: 'grant', atMs: this.clock, session: s.name, description: `${w.mode} on ${this.describe(w.tag)}` });
+    if (w.tag.type === 'transactionid') {
+      // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
+      this.lm.release(s.proc, w.tag, 'ShareLock');
+      const ended = w.holder ? this.lastEnded.get(w.holder) : undefined;
+      if (w.tuple && ended?.committed && txn.isolation !== 'read committed') {
+        const how = ended.modified.get(tupleKeyOf(w.tuple));
+        if (how) {
+          step.error = how === 'delete' ? PG.serializationDelete() : PG.serializationUpdate();
+          this.failWaitingStep(s);
+          await this.endOfStep(s);
+          return;
+        }
+      }
+    } else if (w.tag.type !== 'tuple') {
+      txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+    } else {
+      step.tupleLocks.push(w.tag);
+      txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+    }
+    // Re-execute the statement against the new state (READ COMMITTED re-check; rows already locked stay locked).
+    const st = step.statements[step.idx];
+    const outcome = await this.execDml(s, st);
+    if (outcome === 'wait') return;
+    if (outcome === 'error') {
+      step.done = true;
+      await this.endOfStep(s);
+      return;
+    }
+    step.idx++;
+    await this.runStep(s);
+  }
+
+  private async fire(name: string, kind: TimerKind): Promise<void> {
+    const s = this.sess(name);
+    const step = s.step;
+    switch (kind) {
+      case 'pg_sleep': {
+        if (!step || step.sleepUntil === undefined) return;
+        step.sleepUntil = undefined;
+        this.cancelTimers(s, ['statement_timeout']);
+        step.results.push({ command: 'SELECT 1', columns: ['pg_sleep'], rows: [['']] });
+        step.idx++;
+        await this.runStep(s);
+        return;
+      }
+      case 'deadlock_timeout': {
+        if (!step?.wait) return;
+        const r = this.lm.checkDeadlock(s.proc);
+        this.event({ type: 'deadlock-check', atMs: this.clock, session: name, result: r.kind, cycle: r.kind === 'hard' ? r.report.edges.map((e) => e.waiter as string) : [] });
+        if (r.kind === 'hard') {
+          this.deadlockVictim(s, r.report, step.wait.context);
+          await this.endOfStep(s);
+        } else if (r.kind === 'soft') this.queueResumes(r.woken);
+        return;
+      }
+      case 'lock_timeout': {
+        if (!step?.wait) return;
+        step.error = PG.lockTimeout(step.wait.context);
+        this.timeoutLog(s, 'canceling statement due to lock timeout', step.wait.context);
+        this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
+        this.failWaitingStep(s);
+        await this.endOfStep(s);
+        return;
+      }
+      case 'statement_timeout': {
+        if (!step || step.done) return;
+        step.error = PG.statementTimeout(step.wait?.context);
+        this.timeoutLog(s, 'canceling statement due to statement timeout', step.wait?.context);
+        this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
+        this.failWaitingStep(s);
+        await this.endOfStep(s);
+        return;
+      }
+      case 'idle_in_transaction_session_timeout': {
+        if (!s.txn || (step && !step.done)) return;
+        this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
+        const fatal = PG.idleInTransactionTimeout();
+        this.serverLog.push(`${fmtTime(this.clock)} [${s.pid}] FATAL:  ${fatal.message}`);
+        s.terminated = fatal;
+        await this.endTxn(s, false);
+        return;
+      }
+    }
+  }
+
+  private timeoutLog(s: Sess, message: string, context?: string): void {
+    const ts = fmtTime(this.clock);
+    this.serverLog.push(`${ts} [${s.pid}] ERROR:  ${message}`, ...(context ? [`${ts} [${s.pid}] CONTEXT:  ${context}`] : []), `${ts} [${s.pid}] STATEMENT:  ${s.query}`);
+  }
+
+  private cancelTimers(s: Sess, kinds: TimerKind[]): void {
+    this.timers.cancel(s.name, kinds);
+  }
+
+  // ───────────────────────────── views ─────────────────────────────
+
+  private describe(tag: LockTag): string {
+    return describeLockTag(tag, DATABASE_OID);
+  }
+
+  /** A wait in words with names instead of OIDs: "ExclusiveLock on tuple (0,1) of relation accounts". */
+  private friendly(tag: LockTag): string {
+    switch (tag.type) {
+      case 'relation':
+        return `relation ${tag.relation}`;
+      case 'tuple':
+        return `tuple (${tag.block},${tag.offset}) of relation ${tag.relation}`;
+      default:
+        return this.describe(tag);
+    }
+  }
+
+  private waitReason(s: Sess): WaitReason | undefined {
+    const w = s.step?.wait;
+    if (!w) return undefined;
+    const edges = this.lm.waitEdges().filter((e) => e.from === s.proc);
+    return {
+      tag: w.tag,
+      mode: w.mode,
+      description: `${w.mode} on ${this.friendly(w.tag)}`,
+      blockers: edges.map((e) => ({ session: e.to as string, kind: e.kind, mode: this.lm.holders(e.tag).find((h) => h.proc === e.to)?.modes[0] ?? e.mode })),
+      sinceMs: w.sinceMs,
+    };
+  }
+
+  private stateOf(s: Sess): SessionState {
+    if (s.step && !s.step.done) return s.step.wait ? 'waiting' : 'active';
+    if (s.txn && !s.txn.implicit) return s.txn.aborted ? 'idle in transaction (aborted)' : 'idle in transaction';
+    return 'idle';
+  }
+
+  /** Reads committed table contents for the data view (async: asks PGlite). */
+  async refreshTables(): Promise<void> {
+    const out: TableSnapshot[] = [];
+    const locks = this.rows.all();
+    for (const t of this.catalog) {
+      const r = await this.ex.run(`SELECT ctid::text AS ctid, * FROM ${quoteIdent(t.name)} ORDER BY ctid LIMIT 200`);
+      const res = r.results.at(-1);
+      if (!res?.columns) continue;
+      out.push({
+        name: t.name,
+        columns: res.columns.slice(1),
+        rows: (res.rows ?? []).map((row) => {
+          const ctid = row[0]!;
+          const holders = locks.find((l) => l.tuple.oid === t.oid && `(${l.tuple.block},${l.tuple.offset})` === ctid)?.holders ?? [];
+          return { ctid, values: row.slice(1), lockers: holders.map((h) => ({ session: h.session, mode: h.mode })) };
+        }),
+      });
+    }
+    this.tables = out;
+  }
+
+  /** The immutable, JSON-serializable view of everything. */
+  snapshot(): EngineSnapshot {
+    const sessions: SessionSnapshot[] = [...this.sessions.values()].map((s) => {
+      const step = s.step && !s.step.done ? s.step : null;
+      const reason = this.waitReason(s);
+      return {
+        name: s.name,
+        pid: s.pid,
+        state: this.stateOf(s),
+        isolation: s.txn?.isolation ?? s.defaultIsolation,
+        xid: s.txn?.xid ?? null,
+        vxid: s.txn?.vxid ?? null,
+        xactStartMs: s.txn?.startMs ?? null,
+        stateChangeMs: s.stateChangeMs,
+        query: s.query,
+        gucs: { ...s.gucs },
+        pending: step
+          ? {
+              step: step.name,
+              sql: step.sql,
+              startedMs: step.startedMs,
+              results: [...step.results],
+              ...(reason ? { wait: reason } : {}),
+              ...(step.sleepUntil !== undefined ? { sleepUntilMs: step.sleepUntil } : {}),
+            }
+          : null,
+        last: s.last,
+      };
+    });
+    const bySession = new Map([...this.sessions.values()].map((s) => [s.proc as string, s]));
+    const locks: LockRow[] = this.lm.entries().map((e) => {
+      const s = bySession.get(e.proc)!;
+      const t = e.tag;
+      const row: LockRow = {
+        locktype: t.type,
+        database: t.type === 'relation' || t.type === 'tuple' || t.type === 'advisory' ? DATABASE_OID : null,
+        relation: t.type === 'relation' || t.type === 'tuple' ? t.relation : null,
+        page: t.type === 'tuple' ? t.block : null,
+        tuple: t.type === 'tuple' ? t.offset : null,
+        virtualxid: t.type === 'virtualxid' ? t.vxid : null,
+        transactionid: t.type === 'transactionid' ? t.xid : null,
+        classid: t.type === 'advisory' ? t.key1 : null,
+        objid: t.type === 'advisory' ? t.key2 : null,
+        objsubid: t.type === 'advisory' ? t.field4 : null,
+        virtualtransaction: s.txn?.vxid ?? `${s.index + 3}/0`,
+        pid: s.pid,
+        session: s.name,
+        mode: e.mode,
+        granted: e.granted,
+        fastpath: false,
+        waitstart: e.granted ? null : (s.step?.wait?.sinceMs ?? null),
+      };
+      return row;
+    });
+    locks.sort((a, b) => Number(a.granted) - Number(b.granted));
+    const cycle = new Set<string>();
+    if (this.lastDeadlock) {
+      const c = this.lastDeadlock.cycle;
+      c.forEach((n, i) => cycle.add(`${n}->${c[(i + 1) % c.length]}`));
+    }
+    const edges: WaitEdge[] = this.lm.waitEdges().map((e) => ({
+      from: e.from,
+      to: e.to,
+      kind: e.kind,
+      tag: e.tag,
+      mode: e.mode,
+      label: `${e.mode} on ${this.friendly(e.tag)}`,
+      inCycle: false,
+    }));
+    markCycles(edges);
+    return structuredClone({
+      clockMs: this.clock,
+      sessions,
+      locks,
+      edges,
+      deadlock: this.lastDeadlock,
+      tables: this.tables,
+      timers: this.timers.all().map((t) => ({ session: t.session, kind: t.kind, atMs: t.atMs })),
+      events: this.events,
+      serverLog: this.serverLog,
+    });
+  }
+
+  private event(e: EngineEvent): void {
+    this.events.push(e);
+  }
+
+  /** Releases PGlite. */
+  async close(): Promise<void> {
+    await this.ex.close();
+  }
+}
+
+/** Marks edges that lie on a cycle of the current wait-for graph. */
+function markCycles(edges: WaitEdge[]): void {
+  const adj = new Map<string, string[]>();
+  for (const e of edges) adj.set(e.from, [...(adj.get(e.from) ?? []), e.to]);
+  const reach = (from: string, to: string): boolean => {
+    const seen = new Set<string>();
+    const stack = [from];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (n === to) return true;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      stack.push(...(adj.get(n) ?? []));
+    }
+    return false;
+  };
+  for (const e of edges) e.inCycle = reach(e.to, e.from);
+}
+
+const ADVISORY_SESSION_SQL = `SELECT classid::int, objid::int, objsubid::int, mode FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() AND granted`;
+
+function advisoryLockSql(tag: LockTag & { type: 'advisory' }, mode: LockMode): string {
+  const shared = mode === 'ShareLock' ? '_shared' : '';
+  if (tag.field4 === 2) return `SELECT pg_catalog.pg_advisory_lock${shared}(${tag.key1 | 0}, ${tag.key2 | 0})`;
+  const key = (BigInt(tag.key1 >>> 0) << 32n) | BigInt(tag.key2 >>> 0);
+  const signed = BigInt.asIntN(64, key);
+  return `SELECT pg_catalog.pg_advisory_lock${shared}(${signed}::bigint)`;
+}
+
+function quoteIdent(s: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+}
+
+function findLastIndex<T>(a: T[], f: (x: T) => boolean): number {
+  for (let i = a.length - 1; i >= 0; i--) if (f(a[i])) return i;
+  return -1;
+}
+
+function groupBy<T>(a: T[], key: (x: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const x of a) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
+  return m;
+}
+
+function splitKey(table: string, k: string): { table: string; index: string; key: string } {
+  const [index, key] = k.split('\u0001');
+  return { table, index, key };
+}
+
+function sameTag(a: LockTag, b: LockTag): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function tupleKeyOf(t: { oid: number; block: number; offset: number }): string {
+  return `${t.oid}:${t.block}:${t.offset}`;
+}
+
+function fmtTime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const hh = String(Math.floor(s / 3600)).padStart(2, '0');
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(2, '0');
+  const ss = String(s % 60).padStart(2, '0');
+  return `${hh}:${mm}:${ss}.${String(ms % 1000).padStart(3, '0')}`;
+}

@@ -1,0 +1,149 @@
+/**
+ * What a statement locked, read back from PGlite inside the dry run: relation and advisory
+ * locks from pg_locks, row locks from tuple headers (pageinspect), unique keys it inserted.
+ */
+import type { LockMode, RowLockMode } from '../locks/types';
+import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../rowbits';
+import { INTERNAL_SCHEMA, type PgliteExecutor } from './pglite';
+
+export interface CatalogTable {
+  oid: number;
+  name: string;
+  columns: string[];
+  uniqueIndexes: { name: string; columns: string[] }[];
+}
+
+export interface LockSample {
+  relations: { oid: number; name: string; mode: LockMode; isIndex: boolean; table: string }[];
+  advisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
+  xids: Set<number>;
+}
+
+export interface TupleTouch {
+  oid: number;
+  relation: string;
+  block: number;
+  offset: number;
+  mode: RowLockMode;
+  /** For updates: the new version's ctid; for deletes and locks: undefined. */
+  newCtid?: string;
+}
+
+export interface InsertedTuple {
+  oid: number;
+  relation: string;
+  ctid: string;
+}
+
+const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
+
+/** SQL returning this backend's locks (relation, advisory, transactionid). */
+export const LOCK_SAMPLE_SQL = `SELECT l.locktype, l.relation::int, c.relname, c.relkind, tc.relname AS tbl, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int
+FROM pg_catalog.pg_locks l
+LEFT JOIN pg_catalog.pg_class c ON c.oid = l.relation
+LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+LEFT JOIN pg_catalog.pg_class tc ON tc.oid = i.indrelid
+WHERE l.pid = pg_catalog.pg_backend_pid() AND l.granted
+  AND (l.locktype IN ('transactionid','advisory') OR (l.locktype = 'relation' AND ${USER_NS}))`;
+
+/** Parses LOCK_SAMPLE_SQL rows. */
+export function parseLockSample(rows: (string | null)[][]): LockSample {
+  const out: LockSample = { relations: [], advisory: [], xids: new Set() };
+  for (const [locktype, relation, relname, relkind, tbl, mode, xid, classid, objid, objsubid] of rows) {
+    if (locktype === 'transactionid') out.xids.add(Number(xid));
+    else if (locktype === 'relation')
+      out.relations.push({ oid: Number(relation), name: relname!, mode: mode as LockMode, isIndex: relkind === 'i', table: tbl ?? relname! });
+    else if (locktype === 'advisory')
+      out.advisory.push({ key1: Number(classid), key2: Number(objid), field4: Number(objsubid) as 1 | 2, mode: mode as LockMode });
+  }
+  return out;
+}
+
+/** SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact. */
+export function tupleScanSql(xids: number[]): string {
+  const list = xids.length ? xids.join(',') : '-1';
+  return `SELECT c.oid::int, c.relname, b.blk, h.lp, h.t_xmin::text, h.t_xmax::text, h.t_infomask, h.t_infomask2, h.t_ctid::text
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) h
+WHERE c.relkind = 'r' AND ${USER_NS} AND h.lp_flags = 1
+  AND (h.t_xmin::text::bigint IN (${list}) OR (h.t_infomask & ${HEAP_XMAX_INVALID} = 0 AND (h.t_xmax::text::bigint IN (${list}) OR h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0)))
+ORDER BY c.oid, b.blk, h.lp`;
+}
+
+/** Decodes a tuple scan into the tuples touched by `stmtXids` and those it inserted; `ownXids` are all of the session's xids. */
+export async function decodeTuples(
+  ex: PgliteExecutor,
+  rows: (string | null)[][],
+  stmtXids: Set<number>,
+  ownXids: Set<number>,
+): Promise<{ touched: TupleTouch[]; inserted: InsertedTuple[] }> {
+  const touched: TupleTouch[] = [];
+  const inserted: InsertedTuple[] = [];
+  const multis = new Map<string, { xid: number; mode: RowLockMode }[]>();
+  for (const r of rows) {
+    const [oid, relname, blk, lp, xmin, xmax, im, im2, tctid] = r;
+    const infomask = Number(im);
+    const ctid = `(${blk},${lp})`;
+    if (stmtXids.has(Number(xmin))) inserted.push({ oid: Number(oid), relation: relname!, ctid });
+    if (ownXids.has(Number(xmin))) continue; // the session's own new row versions: nobody else can see them
+    if (infomask & HEAP_XMAX_INVALID) continue;
+    let mode: RowLockMode | undefined;
+    if (infomask & HEAP_XMAX_IS_MULTI) {
+      let members = multis.get(xmax!);
+      if (!members) {
+        const mrows = await ex.must(`SELECT xid::text, mode FROM pg_catalog.pg_get_multixact_members('${xmax}'::xid)`);
+        members = mrows.map(([x, m]) => ({ xid: Number(x), mode: multiMemberMode(m!) }));
+        multis.set(xmax!, members);
+      }
+      for (const m of members) if (stmtXids.has(m.xid)) mode = mode ? strongest(mode, m.mode) : m.mode;
+    } else if (stmtXids.has(Number(xmax))) {
+      mode = singleXmaxMode(infomask, Number(im2));
+    }
+    if (!mode) continue;
+    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode };
+    if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    touched.push(t);
+  }
+  return { touched, inserted };
+}
+
+function strongest(a: RowLockMode, b: RowLockMode): RowLockMode {
+  const rank: Record<RowLockMode, number> = { ForKeyShare: 1, ForShare: 2, ForNoKeyUpdate: 3, NoKeyUpdate: 3.5, ForUpdate: 4, Update: 4.5 };
+  return rank[a] >= rank[b] ? a : b;
+}
+
+/** Reads user tables, their columns and unique indexes (plain-column ones). */
+export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
+  const rows = await ex.must(`SELECT c.oid::int, c.relname,
+  (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+  (SELECT string_agg(ic.relname || ':' || (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum), ';')
+     FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+     WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL)
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`);
+  return rows.map(([oid, name, cols, idx]) => ({
+    oid: Number(oid),
+    name: name!,
+    columns: cols ? cols.split(',') : [],
+    uniqueIndexes: idx
+      ? idx.split(';').map((s) => {
+          const [iname, icols] = s.split(':');
+          return { name: iname, columns: (icols ?? '').split(',') };
+        })
+      : [],
+  }));
+}
+
+/** SQL computing unique-key descriptions ("(id)=(1)", as BuildIndexValueDescription words them) for tuples by ctid. */
+export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | null {
+  if (!table.uniqueIndexes.length || !ctids.length) return null;
+  const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
+  const parts = table.uniqueIndexes.map((ix) => {
+    const allNotNull = ix.columns.map((c) => `${q(c)} IS NOT NULL`).join(' AND ');
+    const vals = ix.columns.map((c) => `${q(c)}::text`).join(` || ', ' || `);
+    return `CASE WHEN ${allNotNull} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
+  });
+  return `SELECT ctid::text, ${parts.join(', ')} FROM ${q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+}

@@ -1,0 +1,97 @@
+/**
+ * Row locks as tuple headers record them (xmax / multixact members), kept per committed
+ * tuple version. Not in pg_locks, exactly like PostgreSQL. Pure data.
+ */
+import { rowConflicts } from './locks/modes';
+import type { RowLockMode } from './locks/types';
+import { rowModeCovers, strongerRowMode } from './rowbits';
+
+export interface TupleId {
+  oid: number;
+  relation: string;
+  block: number;
+  offset: number;
+}
+
+export interface RowHolder {
+  session: string;
+  mode: RowLockMode;
+  /** Savepoint depth at which the lock was taken (subtransaction level). */
+  depth: number;
+}
+
+/** Stable key of a tuple. */
+export function tupleKey(t: TupleId): string {
+  return `${t.oid}:${t.block}:${t.offset}`;
+}
+
+/** Which sessions hold which tuples, in the order the lockers arrived (multixact member order). */
+export class RowLockTable {
+  private rows = new Map<string, { tuple: TupleId; holders: RowHolder[] }>();
+
+  /** Other sessions' holds on `t` that conflict with `mode`, oldest first. */
+  conflicting(t: TupleId, mode: RowLockMode, session: string): RowHolder[] {
+    const e = this.rows.get(tupleKey(t));
+    if (!e) return [];
+    return e.holders.filter((h) => h.session !== session && rowConflicts(mode, h.mode));
+  }
+
+  /** The strongest mode `session` holds on `t`, if any. */
+  heldMode(t: TupleId, session: string): RowLockMode | undefined {
+    const e = this.rows.get(tupleKey(t));
+    let best: RowLockMode | undefined;
+    for (const h of e?.holders ?? []) if (h.session === session) best = best ? strongerRowMode(best, h.mode) : h.mode;
+    return best;
+  }
+
+  /** True when `session` already holds `t` in a mode at least as strong as `mode`. */
+  covers(t: TupleId, session: string, mode: RowLockMode): boolean {
+    const held = this.heldMode(t, session);
+    return held !== undefined && rowModeCovers(held, mode) && (mode === 'NoKeyUpdate' || mode === 'Update' ? held === mode || held === 'Update' : true);
+  }
+
+  /** Records a lock; a stronger mode at the same depth replaces a weaker one. */
+  add(t: TupleId, session: string, mode: RowLockMode, depth: number): void {
+    const k = tupleKey(t);
+    let e = this.rows.get(k);
+    if (!e) this.rows.set(k, (e = { tuple: t, holders: [] }));
+    const same = e.holders.find((h) => h.session === session && h.depth === depth);
+    if (same) same.mode = strongerRowMode(same.mode, mode);
+    else e.holders.push({ session, mode, depth });
+  }
+
+  /** Drops a session's locks taken at `minDepth` or deeper (all of them with 0). */
+  release(session: string, minDepth = 0): void {
+    for (const [k, e] of this.rows) {
+      e.holders = e.holders.filter((h) => h.session !== session || h.depth < minDepth);
+      if (!e.holders.length) this.rows.delete(k);
+    }
+  }
+
+  /** Moves a session's locks deeper than `depth` up to `depth` (RELEASE SAVEPOINT). */
+  merge(session: string, depth: number): void {
+    for (const e of this.rows.values()) for (const h of e.holders) if (h.session === session && h.depth > depth) h.depth = depth;
+  }
+
+  /** Every tuple with its holders. */
+  all(): { tuple: TupleId; holders: RowHolder[] }[] {
+    return [...this.rows.values()].map((e) => ({ tuple: e.tuple, holders: e.holders.map((h) => ({ ...h })) }));
+  }
+
+  /** Tuples a session holds. */
+  heldBy(session: string): { tuple: TupleId; mode: RowLockMode }[] {
+    const out: { tuple: TupleId; mode: RowLockMode }[] = [];
+    for (const e of this.rows.values()) {
+      const m = this.heldMode(e.tuple, session);
+      if (m) out.push({ tuple: e.tuple, mode: m });
+    }
+    return out;
+  }
+
+  /** A deep copy. */
+  clone(): RowLockTable {
+    const c = new RowLockTable();
+    for (const [k, e] of this.rows) c.rows.set(k, { tuple: { ...e.tuple }, holders: e.holders.map((h) => ({ ...h })) });
+    return c;
+  }
+}

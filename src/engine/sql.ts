@@ -1,0 +1,212 @@
+/**
+ * Statement splitting and classification with PostgreSQL's own parser (libpg-query).
+ * The engine never guesses at SQL: it asks the real grammar what a statement is.
+ */
+import { loadModule, parseSync } from 'libpg-query';
+
+let loaded: Promise<void> | null = null;
+/** Loads the parser's wasm once. */
+export function loadParser(): Promise<void> {
+  loaded ??= loadModule();
+  return loaded;
+}
+
+export type TxnControl =
+  | { kind: 'begin'; isolation?: string; command: 'BEGIN' | 'START TRANSACTION' }
+  | { kind: 'commit' }
+  | { kind: 'rollback' }
+  | { kind: 'savepoint'; name: string }
+  | { kind: 'release'; name: string }
+  | { kind: 'rollback-to'; name: string };
+
+/** What the engine needs to know about one statement. */
+export type Classified =
+  | { kind: 'txn'; ctl: TxnControl }
+  | { kind: 'set'; local: boolean; name: string | null; reset: boolean; resetAll: boolean; setTransaction: boolean; isolation?: string }
+  | { kind: 'show'; name: string }
+  | { kind: 'sleep'; seconds: number }
+  | { kind: 'unsupported'; what: string }
+  | {
+      kind: 'dml';
+      /** Row-locking clause waits: NOWAIT or SKIP LOCKED anywhere in the statement. */
+      waitPolicy: 'block' | 'nowait' | 'skip';
+      /** LOCK TABLE … NOWAIT. */
+      lockNowait: boolean;
+      /** Relation names in the order the parser meets them (parse-analysis lock order). */
+      relations: string[];
+      /** Statement type for CONTEXT lines ("while updating tuple …"). */
+      verb: 'select' | 'update' | 'delete' | 'insert' | 'lock' | 'other';
+      mentionsAdvisory: boolean;
+      mentionsDiagnostics: boolean;
+    };
+
+export interface ParsedStatement {
+  sql: string;
+  cls: Classified;
+}
+
+/** Thrown when the text does not parse; the engine then lets PostgreSQL word the error. */
+export class ParseFailure extends Error {}
+
+type Node = Record<string, unknown>;
+
+function walk(node: unknown, visit: (key: string, value: Node) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) walk(n, visit);
+    return;
+  }
+  if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node as Node)) {
+      if (v && typeof v === 'object' && !Array.isArray(v)) visit(k, v as Node);
+      walk(v, visit);
+    }
+  }
+}
+
+function constString(n: unknown): string | undefined {
+  const c = (n as Node | undefined)?.A_Const as Node | undefined;
+  if (!c) return undefined;
+  const s = (c.sval as Node | undefined)?.sval;
+  if (typeof s === 'string') return s;
+  const f = (c.fval as Node | undefined)?.fval;
+  if (typeof f === 'string') return f;
+  const i = c.ival as Node | undefined;
+  if (i) return String((i.ival as number | undefined) ?? 0);
+  return undefined;
+}
+
+function isolationOf(options: unknown): string | undefined {
+  let iso: string | undefined;
+  walk(options, (k, v) => {
+    if (k === 'DefElem' && v.defname === 'transaction_isolation') iso = constString(v.arg);
+  });
+  return iso;
+}
+
+const UNSUPPORTED: Record<string, string> = {
+  VacuumStmt: 'VACUUM / ANALYZE inside a session',
+  ListenStmt: 'LISTEN',
+  UnlistenStmt: 'UNLISTEN',
+  NotifyStmt: 'NOTIFY',
+  CheckPointStmt: 'CHECKPOINT',
+  ClusterStmt: 'CLUSTER',
+  ReindexStmt: 'REINDEX',
+  CreatedbStmt: 'CREATE DATABASE',
+  DropdbStmt: 'DROP DATABASE',
+  DiscardStmt: 'DISCARD',
+  LoadStmt: 'LOAD',
+  CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
+};
+
+function classify(stmt: Node, sql: string): Classified {
+  const [type, body] = Object.entries(stmt)[0] as [string, Node];
+  switch (type) {
+    case 'TransactionStmt': {
+      switch (body.kind) {
+        case 'TRANS_STMT_BEGIN':
+          return { kind: 'txn', ctl: { kind: 'begin', isolation: isolationOf(body.options), command: 'BEGIN' } };
+        case 'TRANS_STMT_START':
+          return { kind: 'txn', ctl: { kind: 'begin', isolation: isolationOf(body.options), command: 'START TRANSACTION' } };
+        case 'TRANS_STMT_COMMIT':
+          return { kind: 'txn', ctl: { kind: 'commit' } };
+        case 'TRANS_STMT_ROLLBACK':
+          return { kind: 'txn', ctl: { kind: 'rollback' } };
+        case 'TRANS_STMT_SAVEPOINT':
+          return { kind: 'txn', ctl: { kind: 'savepoint', name: String(body.savepoint_name) } };
+        case 'TRANS_STMT_RELEASE':
+          return { kind: 'txn', ctl: { kind: 'release', name: String(body.savepoint_name) } };
+        case 'TRANS_STMT_ROLLBACK_TO':
+          return { kind: 'txn', ctl: { kind: 'rollback-to', name: String(body.savepoint_name) } };
+        case 'TRANS_STMT_PREPARE':
+          return { kind: 'unsupported', what: 'PREPARE TRANSACTION' };
+        case 'TRANS_STMT_COMMIT_PREPARED':
+          return { kind: 'unsupported', what: 'COMMIT PREPARED' };
+        case 'TRANS_STMT_ROLLBACK_PREPARED':
+          return { kind: 'unsupported', what: 'ROLLBACK PREPARED' };
+        default:
+          return { kind: 'unsupported', what: String(body.kind) };
+      }
+    }
+    case 'VariableSetStmt': {
+      const name = typeof body.name === 'string' ? body.name.toLowerCase() : null;
+      if (body.kind === 'VAR_SET_MULTI') {
+        if (name === 'transaction' || name === 'session characteristics')
+          return { kind: 'set', local: name === 'transaction', name, reset: false, resetAll: false, setTransaction: true, isolation: isolationOf(body.args) };
+      }
+      return {
+        kind: 'set',
+        local: body.is_local === true,
+        name,
+        reset: body.kind === 'VAR_RESET' || body.kind === 'VAR_SET_DEFAULT',
+        resetAll: body.kind === 'VAR_RESET_ALL',
+        setTransaction: false,
+      };
+    }
+    case 'VariableShowStmt':
+      return { kind: 'show', name: String(body.name).toLowerCase() };
+    case 'CopyStmt':
+      if (body.is_from === true && !body.filename) return { kind: 'unsupported', what: 'COPY … FROM STDIN' };
+      break;
+    case 'IndexStmt':
+      if (body.concurrent === true) return { kind: 'unsupported', what: 'CREATE INDEX CONCURRENTLY' };
+      break;
+  }
+  if (UNSUPPORTED[type]) return { kind: 'unsupported', what: UNSUPPORTED[type] };
+
+  let waitPolicy: 'block' | 'nowait' | 'skip' = 'block';
+  const relations: string[] = [];
+  let sleep: number | undefined;
+  let sleepElsewhere = false;
+  walk(stmt, (k, v) => {
+    if (k === 'LockingClause') {
+      if (v.waitPolicy === 'LockWaitSkip') waitPolicy = 'skip';
+      else if (v.waitPolicy === 'LockWaitError' && waitPolicy === 'block') waitPolicy = 'nowait';
+    } else if (k === 'RangeVar' || k === 'relation') {
+      if (typeof v.relname === 'string' && !relations.includes(v.relname)) relations.push(v.relname);
+    } else if (k === 'FuncCall') {
+      const fn = (v.funcname as Node[] | undefined)?.map((p) => (p.String as Node | undefined)?.sval).at(-1);
+      if (fn === 'pg_sleep' || fn === 'pg_sleep_for' || fn === 'pg_sleep_until') {
+        const arg = constString((v.args as unknown[] | undefined)?.[0]);
+        if (fn === 'pg_sleep' && arg !== undefined && !Number.isNaN(Number(arg))) sleep = Number(arg);
+        else sleepElsewhere = true;
+      }
+    }
+  });
+  if (sleep !== undefined || sleepElsewhere) {
+    const sel = stmt.SelectStmt as Node | undefined;
+    const simple = sel && !sel.fromClause && (sel.targetList as unknown[]).length === 1 && !sleepElsewhere;
+    if (!simple) return { kind: 'unsupported', what: 'pg_sleep other than a plain "SELECT pg_sleep(seconds)"' };
+    return { kind: 'sleep', seconds: sleep ?? 0 };
+  }
+  const verb =
+    type === 'SelectStmt' ? 'select' : type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : type === 'InsertStmt' ? 'insert' : type === 'LockStmt' ? 'lock' : 'other';
+  const lower = sql.toLowerCase();
+  return {
+    kind: 'dml',
+    waitPolicy,
+    lockNowait: type === 'LockStmt' && body.nowait === true,
+    relations,
+    verb,
+    mentionsAdvisory: lower.includes('advisory'),
+    mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid/.test(lower),
+  };
+}
+
+/** Splits a step's text into statements (PostgreSQL's own boundaries) and classifies each. */
+export function parseStatements(text: string): ParsedStatement[] {
+  let tree: { stmts?: { stmt: Node; stmt_location?: number; stmt_len?: number }[] };
+  try {
+    tree = parseSync(text) as typeof tree;
+  } catch (e) {
+    throw new ParseFailure((e as Error).message);
+  }
+  // stmt_location/stmt_len count bytes of UTF-8, not UTF-16 code units.
+  const bytes = new TextEncoder().encode(text);
+  const dec = new TextDecoder();
+  return (tree.stmts ?? []).map((s) => {
+    const start = s.stmt_location ?? 0;
+    const end = s.stmt_len ? start + s.stmt_len : bytes.length;
+    const sql = dec.decode(bytes.slice(start, end)).trim().replace(/;\s*$/, '');
+    return { sql, cls: classify(s.stmt, sql) };
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * Scenario model shared by the .spec parser/writer, the lesson format, the isolationtester
+ * algorithm and both drivers (simulator and real PostgreSQL). Pure data.
+ */
+
+/** One step of a session: a name and the SQL text sent as one simple-protocol query. */
+export interface SpecStep {
+  name: string;
+  sql: string;
+}
+
+/** One session (isolationtester: "session"): optional setup/teardown SQL and its steps. */
+export interface SpecSession {
+  name: string;
+  /** `conninfo "..."` after the session name (newest isolationtester grammar); drivers may ignore it. */
+  conninfo?: string;
+  setup?: string;
+  teardown?: string;
+  steps: SpecStep[];
+}
+
+/**
+ * A marker on a permutation step, as in isolationtester:
+ *  - `(*)`                 : the step is considered blocked as soon as it is launched (blocker '*');
+ *  - `(otherstep)`         : the step is considered blocked until `otherstep` has completed;
+ *  - `(otherstep notices N)`: ... until `otherstep` has completed and emitted N notices.
+ */
+export type StepBlocker =
+  | { kind: 'star' }
+  | { kind: 'step'; step: string; notices?: number };
+
+export interface PermutationStep {
+  step: string;
+  blockers: StepBlocker[];
+}
+
+export interface Permutation {
+  steps: PermutationStep[];
+}
+
+/** A whole isolationtester spec. `setup` may hold several blocks (each run as one query). */
+export interface Spec {
+  /** `conninfo "..."` at the top of the spec (newest isolationtester grammar); drivers may ignore it. */
+  conninfo?: string;
+  setup: string[];
+  teardown?: string;
+  sessions: SpecSession[];
+  /** Explicit permutations; when empty, every interleaving is run (isolationtester rule). */
+  permutations: Permutation[];
+}
+
+/** One printed outcome of the isolationtester, as JSON (`npm run play -- X --json`). */
+export interface TraceEvent {
+  step: string;
+  session: string;
+  outcome: 'ok' | 'waiting' | 'error';
+  sqlstate?: string;
+  message?: string;
+  /** Normalized: pids → session names, relation OIDs → names, xids → "transaction ?". */
+  detail?: string;
+  /** Command tags of the statements that completed, e.g. ["BEGIN"], ["UPDATE 1"]. */
+  commands?: string[];
+  /** Column names and rows (PostgreSQL text values, null for NULL) of the last result set with columns. */
+  columns?: string[];
+  rows?: (string | null)[][];
+  /** For a step that waited: the name of the step after which its completion was seen. */
+  completedAfterStep?: string;
+}
+
+export interface PermutationTrace {
+  permutation: string;
+  events: TraceEvent[];
+}
+
+/** A PostgreSQL error or notice as the wire protocol reports it (ErrorResponse / NoticeResponse). */
+export interface PgMessage {
+  severity: string;
+  sqlstate: string;
+  message: string;
+  detail?: string;
+  hint?: string;
+  context?: string;
+  position?: number;
+}
+
+/** One statement's result inside a step (simple query protocol: one per statement). */
+export interface StatementResult {
+  /** The CommandComplete tag, e.g. "UPDATE 1", "SELECT 2", "BEGIN". */
+  command: string;
+  columns?: string[];
+  rows?: (string | null)[][];
+}
+
+/** What a step produced once it is done. */
+export interface StepResult {
+  results: StatementResult[];
+  error?: PgMessage;
+  notices: PgMessage[];
+}
+
+/**
+ * The isolationtester algorithm (src/scenario/isolation.ts) drives sessions through this
+ * interface. The simulator and the real-PostgreSQL oracle each implement it.
+ */
+export interface SessionDriver {
+  /**
+   * Runs the spec's setup blocks, then each session's setup; called once per permutation.
+   * May return what isolationtester prints for them (see SetupOutput); a failure throws.
+   */
+  begin(spec: Spec): Promise<void | SetupOutput[]>;
+  /** Sends a step's SQL on its session, like PQsendQuery; returns without waiting. */
+  send(session: string, sql: string): Promise<void>;
+  /**
+   * Checks the session's running step.
+   * - `wait: false` (isolationtester STEP_NONBLOCK): lets time pass until the step is done
+   *   ('done' with the result) or is waiting on a lock held by another session
+   *   (pg_isolation_test_session_is_blocked), then 'blocked'.
+   * - `wait: true`: lets time pass until the step is done.
+   * On the simulator, "time passes" means the virtual clock advances to the next timer.
+   */
+  poll(session: string, wait: boolean): Promise<PollResult>;
+  /** Maps process ids, relation OIDs and xids in a DETAIL text to stable names (see TraceEvent.detail). */
+  normalizeDetail(detail: string): string;
+  /** Runs each session's teardown, then the spec's teardown, and closes sessions. Never throws on SQL errors. */
+  end(spec: Spec): Promise<void | SetupOutput[]>;
+}
+
+/**
+ * The outcome of SessionDriver.poll. `result.notices` holds every notice of the step; a
+ * 'blocked' answer may carry the notices that arrived since the previous poll of that step
+ * (isolationtester prints notices as they arrive and counts them for `(step notices N)`).
+ */
+export type PollResult =
+  | { status: 'done'; result: StepResult }
+  | { status: 'blocked'; notices?: PgMessage[] };
+
+/**
+ * What isolationtester prints for one setup or teardown block: PQexec keeps only the last
+ * statement's result, printed when it has columns; per-session notices are printed too.
+ * `session` is undefined for the spec-level (control connection) blocks, whose notices are hidden.
+ */
+export interface SetupOutput {
+  session?: string;
+  result: StepResult;
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { cyclePath, edgeGeometry, layoutNodes, resourceGraph, waitForGraph, type Point } from './graph';
+import { deadlockCycle, deadlockVictim } from '../fixtures/deadlock';
+
+const OPTS = { width: 400, height: 300, radius: 30 };
+
+describe('waitForGraph', () => {
+  it('flags cycle edges and nodes from the snapshot', () => {
+    const g = waitForGraph(deadlockCycle);
+    expect(g.edges.map((e) => [e.from, e.to, e.inCycle, e.label])).toEqual([
+      ['A', 'B', true, 'ShareLock on transaction 746'],
+      ['B', 'A', true, 'ShareLock on transaction 745'],
+    ]);
+    expect(g.nodes.map((n) => [n.id, n.inCycle, n.victim, n.state])).toEqual([
+      ['A', true, false, 'waiting'],
+      ['B', true, false, 'waiting'],
+    ]);
+  });
+  it('marks the victim', () => {
+    expect(waitForGraph(deadlockVictim).nodes.filter((n) => n.victim).map((n) => n.id)).toEqual(['B']);
+  });
+  it('resource view links sessions to the contested transaction ids', () => {
+    const g = resourceGraph(deadlockCycle);
+    expect(g.nodes.filter((n) => n.kind === 'lock').map((n) => n.label).sort()).toEqual(['transaction 745', 'transaction 746']);
+    expect(g.edges.find((e) => e.from === 'A' && e.to === 'xid:746')?.label).toBe('ShareLock');
+    expect(g.edges.find((e) => e.from === 'xid:746' && e.to === 'B')?.kind).toBe('holds');
+  });
+});
+
+describe('layoutNodes', () => {
+  it('is deterministic and stays inside the box', () => {
+    const links = [{ from: 'A', to: 'B' }];
+    const a = layoutNodes(['A', 'B', 'C'], links, new Map(), OPTS);
+    const b = layoutNodes(['A', 'B', 'C'], links, new Map(), OPTS);
+    expect([...a]).toEqual([...b]);
+    for (const p of a.values()) {
+      expect(p.x).toBeGreaterThanOrEqual(30);
+      expect(p.x).toBeLessThanOrEqual(370);
+      expect(p.y).toBeGreaterThanOrEqual(30);
+      expect(p.y).toBeLessThanOrEqual(270);
+    }
+  });
+  it('spreads nodes apart', () => {
+    const p = layoutNodes(['A', 'B'], [], new Map(), OPTS);
+    const [a, b] = [p.get('A')!, p.get('B')!];
+    expect(Math.hypot(a.x - b.x, a.y - b.y)).toBeGreaterThan(60);
+  });
+  it.each([
+    { name: 'known nodes keep their position when a node appears', ids: ['A', 'B', 'C'] },
+    { name: 'known nodes keep their position when nothing changes', ids: ['A', 'B'] },
+    { name: 'known nodes keep their position when a node goes away', ids: ['A'] },
+  ])('$name', ({ ids }) => {
+    const previous: ReadonlyMap<string, Point> = Object.freeze(
+      new Map([
+        ['A', { x: 100, y: 120 }],
+        ['B', { x: 300, y: 150 }],
+      ]),
+    );
+    const snapshot = JSON.stringify([...previous]);
+    const idsCopy = ids.slice();
+    const out = layoutNodes(ids, [{ from: 'C', to: 'A' }], previous, OPTS);
+    for (const id of ids) if (previous.has(id)) expect(out.get(id)).toEqual(previous.get(id));
+    expect(JSON.stringify([...previous])).toBe(snapshot);
+    expect(ids).toEqual(idsCopy);
+    expect([...out.keys()]).toEqual(ids);
+  });
+});
+
+describe('edgeGeometry', () => {
+  const pos = new Map<string, Point>([
+    ['A', { x: 0, y: 0 }],
+    ['B', { x: 100, y: 0 }],
+  ]);
+  it.each([
+    {
+      name: 'a single edge is straight and trimmed to the circles (+ arrow gap)',
+      edges: [{ id: 'e', from: 'A', to: 'B' }],
+      expected: [{ id: 'e', d: 'M10,0L84,0', label: { x: 48.5, y: 0 } }],
+    },
+    {
+      name: 'A→B and B→A bend to opposite sides',
+      edges: [
+        { id: 'ab', from: 'A', to: 'B' },
+        { id: 'ba', from: 'B', to: 'A' },
+      ],
+      check: (g: ReturnType<typeof edgeGeometry>) => {
+        expect(g).toHaveLength(2);
+        expect(Math.sign(g[0].label.y)).toBe(-Math.sign(g[1].label.y));
+        expect(g[0].d).toMatch(/^M.*Q/);
+      },
+    },
+    { name: 'edges to unknown nodes are skipped', edges: [{ id: 'x', from: 'A', to: 'Z' }], expected: [] },
+    { name: 'self loops are skipped', edges: [{ id: 'x', from: 'A', to: 'A' }], expected: [] },
+  ])('$name', ({ edges, expected, check }) => {
+    const before = JSON.stringify(edges);
+    const g = edgeGeometry(edges, pos, 10, { arrowGap: 6 });
+    if (expected) expect(g).toEqual(expected);
+    check?.(g);
+    expect(JSON.stringify(edges)).toBe(before);
+  });
+  it('two edges in the same direction do not overlap', () => {
+    const g = edgeGeometry(
+      [
+        { id: '1', from: 'A', to: 'B' },
+        { id: '2', from: 'A', to: 'B' },
+      ],
+      pos,
+      10,
+    );
+    expect(g[0].d).not.toBe(g[1].d);
+  });
+});
+
+describe('cyclePath', () => {
+  it.each([
+    { args: ['A', 'B'], expected: 'A → B → A' },
+    { args: [], expected: '' },
+  ])('$args', ({ args, expected }) => expect(cyclePath(args)).toBe(expected));
+});

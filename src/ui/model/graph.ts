@@ -1,0 +1,253 @@
+/**
+ * Wait-for graph model and layout. D3 computes (force layout on copied nodes, a fixed number of
+ * ticks, path strings); the Svelte component only draws the result.
+ */
+import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, path as d3path } from 'd3';
+import type { SimulationLinkDatum, SimulationNodeDatum } from 'd3';
+import type { EngineSnapshot, LockRow } from '../../engine/types';
+import { stateKey, type SessionStateKey } from './session';
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface GraphNode {
+  id: string;
+  kind: 'session' | 'lock';
+  label: string;
+  pid?: number;
+  xid?: number | null;
+  state?: SessionStateKey;
+  victim: boolean;
+  inCycle: boolean;
+}
+
+export interface GraphEdge {
+  id: string;
+  from: string;
+  to: string;
+  kind: 'hard' | 'soft' | 'holds';
+  label: string;
+  inCycle: boolean;
+}
+
+export interface GraphModel {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+/** Sessions as nodes, snapshot.edges as edges (the classic wait-for graph). */
+export function waitForGraph(snap: EngineSnapshot): GraphModel {
+  const victim = snap.deadlock?.victim;
+  const cycle = new Set(snap.edges.filter((e) => e.inCycle).flatMap((e) => [e.from, e.to]));
+  const nodes: GraphNode[] = snap.sessions.map((s) => ({
+    id: s.name,
+    kind: 'session',
+    label: s.name,
+    pid: s.pid,
+    xid: s.xid,
+    state: stateKey(s.state),
+    victim: s.name === victim,
+    inCycle: cycle.has(s.name),
+  }));
+  const seen = new Map<string, number>();
+  const edges: GraphEdge[] = snap.edges.map((e) => {
+    const base = `${e.from}->${e.to}`;
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    return { id: n ? `${base}#${n}` : base, from: e.from, to: e.to, kind: e.kind, label: e.label, inCycle: e.inCycle };
+  });
+  return { nodes, edges };
+}
+
+/** A stable key and a readable name for the object a pg_locks row locks. */
+export function lockObject(row: LockRow): { key: string; label: string } {
+  switch (row.locktype) {
+    case 'transactionid':
+      return { key: `xid:${row.transactionid}`, label: `transaction ${row.transactionid}` };
+    case 'virtualxid':
+      return { key: `vxid:${row.virtualxid}`, label: `virtual transaction ${row.virtualxid}` };
+    case 'tuple':
+      return {
+        key: `tuple:${row.relation}:${row.page}:${row.tuple}`,
+        label: `tuple (${row.page},${row.tuple}) of ${row.relation}`,
+      };
+    case 'relation':
+      return { key: `rel:${row.relation}`, label: `relation ${row.relation}` };
+    case 'advisory':
+      return { key: `adv:${row.classid}:${row.objid}:${row.objsubid}`, label: `advisory lock ${row.classid}:${row.objid}` };
+  }
+}
+
+/**
+ * Bipartite view: sessions and the lock objects somebody waits for. A waiting row gives an
+ * edge session → lock ("requests mode"); a granted row on the same object gives lock → session.
+ */
+export function resourceGraph(snap: EngineSnapshot): GraphModel {
+  const base = waitForGraph(snap);
+  const contested = new Map<string, string>();
+  for (const r of snap.locks) if (!r.granted) {
+    const o = lockObject(r);
+    contested.set(o.key, o.label);
+  }
+  const cycleSessions = new Set(base.nodes.filter((n) => n.inCycle).map((n) => n.id));
+  const edges: GraphEdge[] = [];
+  for (const r of snap.locks) {
+    const o = lockObject(r);
+    if (!contested.has(o.key)) continue;
+    const inCycle = cycleSessions.has(r.session);
+    edges.push(
+      r.granted
+        ? { id: `${o.key}->${r.session}:${r.mode}`, from: o.key, to: r.session, kind: 'holds', label: r.mode, inCycle }
+        : { id: `${r.session}->${o.key}:${r.mode}`, from: r.session, to: o.key, kind: 'hard', label: r.mode, inCycle },
+    );
+  }
+  const lockNodes: GraphNode[] = [...contested].map(([key, label]) => ({
+    id: key,
+    kind: 'lock',
+    label,
+    victim: false,
+    inCycle: edges.some((e) => e.inCycle && (e.from === key || e.to === key)),
+  }));
+  return { nodes: [...base.nodes, ...lockNodes], edges };
+}
+
+export interface LayoutOptions {
+  width: number;
+  height: number;
+  /** Node radius used for collision and clamping. */
+  radius: number;
+  ticks?: number;
+}
+
+interface SimNode extends SimulationNodeDatum {
+  id: string;
+}
+
+/**
+ * Positions for `ids`: nodes seen before keep their previous position (pinned), new nodes are
+ * placed by a force simulation run for a fixed number of ticks. Deterministic; inputs untouched.
+ */
+export function layoutNodes(
+  ids: readonly string[],
+  links: readonly { from: string; to: string }[],
+  previous: ReadonlyMap<string, Point>,
+  opts: LayoutOptions,
+): Map<string, Point> {
+  const { width, height, radius } = opts;
+  const cx = width / 2;
+  const cy = height / 2;
+  const fresh = ids.filter((id) => !previous.has(id));
+  const ring = Math.min(width, height) / 3;
+  const nodes: SimNode[] = ids.map((id) => {
+    const p = previous.get(id);
+    if (p) return { id, x: p.x, y: p.y, fx: p.x, fy: p.y };
+    // New nodes start on a circle, in id order, so the result does not depend on chance.
+    const k = fresh.indexOf(id);
+    const angle = Math.PI + (2 * Math.PI * k) / Math.max(1, fresh.length);
+    return { id, x: cx + ring * Math.cos(angle), y: cy + ring * Math.sin(angle) };
+  });
+  const known = new Set(ids);
+  const simLinks: SimulationLinkDatum<SimNode>[] = links
+    .filter((l) => known.has(l.from) && known.has(l.to) && l.from !== l.to)
+    .map((l) => ({ source: l.from, target: l.to }));
+  if (fresh.length) {
+    const sim = forceSimulation<SimNode>(nodes)
+      .force('charge', forceManyBody<SimNode>().strength(-600))
+      .force(
+        'link',
+        forceLink<SimNode, SimulationLinkDatum<SimNode>>(simLinks)
+          .id((d) => d.id)
+          .distance(Math.min(width, height) / 2),
+      )
+      .force('collide', forceCollide<SimNode>(radius * 1.8))
+      .force('x', forceX<SimNode>(cx).strength(0.06))
+      .force('y', forceY<SimNode>(cy).strength(0.1))
+      .stop();
+    sim.tick(opts.ticks ?? 200);
+  }
+  const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+  const out = new Map<string, Point>();
+  for (const n of nodes) {
+    const x = clamp(n.x ?? cx, radius + 4, width - radius - 4);
+    const y = clamp(n.y ?? cy, radius + 4, height - radius - 4);
+    out.set(n.id, { x: round2(x), y: round2(y) });
+  }
+  return out;
+}
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+export interface EdgeGeometry {
+  id: string;
+  /** SVG path data, trimmed to the node circles. */
+  d: string;
+  label: Point;
+}
+
+/**
+ * Path strings for the edges: straight when alone, bent when a pair of nodes has several edges
+ * (A→B and B→A bend to opposite sides so a two-session cycle reads as a loop).
+ */
+export function edgeGeometry(
+  edges: readonly { id: string; from: string; to: string }[],
+  positions: ReadonlyMap<string, Point>,
+  radius: number,
+  opts: { bend?: number; arrowGap?: number } = {},
+): EdgeGeometry[] {
+  const bend = opts.bend ?? 36;
+  const arrowGap = opts.arrowGap ?? 6;
+  const pairKey = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
+  const groups = new Map<string, string[]>();
+  for (const e of edges) {
+    const k = pairKey(e.from, e.to);
+    groups.set(k, [...(groups.get(k) ?? []), e.id]);
+  }
+  const out: EdgeGeometry[] = [];
+  for (const e of edges) {
+    const p0 = positions.get(e.from);
+    const p1 = positions.get(e.to);
+    if (!p0 || !p1 || e.from === e.to) continue;
+    const len = Math.hypot(p1.x - p0.x, p1.y - p0.y);
+    if (len === 0) continue;
+    const group = groups.get(pairKey(e.from, e.to))!;
+    const i = group.indexOf(e.id);
+    // Offset in the canonical (sorted) direction, flipped for the reverse direction: A→B and
+    // B→A then bend to opposite sides.
+    let offset = group.length > 1 ? (i - (group.length - 1) / 2) * 2 * bend : 0;
+    if (e.from > e.to) offset = -offset;
+    const ux = (p1.x - p0.x) / len;
+    const uy = (p1.y - p0.y) / len;
+    const c = { x: (p0.x + p1.x) / 2 - uy * offset, y: (p0.y + p1.y) / 2 + ux * offset };
+    const start = towards(p0, c, radius);
+    const end = towards(p1, c, radius + arrowGap);
+    const p = d3path();
+    p.moveTo(r2(start.x), r2(start.y));
+    if (offset === 0) p.lineTo(r2(end.x), r2(end.y));
+    else p.quadraticCurveTo(r2(c.x), r2(c.y), r2(end.x), r2(end.y));
+    out.push({
+      id: e.id,
+      d: p.toString(),
+      label: { x: r2(0.25 * start.x + 0.5 * c.x + 0.25 * end.x), y: r2(0.25 * start.y + 0.5 * c.y + 0.25 * end.y) },
+    });
+  }
+  return out;
+}
+
+/** The point at distance `dist` from `from` in the direction of `to`. */
+function towards(from: Point, to: Point, dist: number): Point {
+  const len = Math.hypot(to.x - from.x, to.y - from.y) || 1;
+  return { x: from.x + ((to.x - from.x) / len) * dist, y: from.y + ((to.y - from.y) / len) * dist };
+}
+
+function r2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+/** The cycle as words: "A → B → A". */
+export function cyclePath(cycle: readonly string[]): string {
+  return cycle.length ? [...cycle, cycle[0]].join(' → ') : '';
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { formatRoute, parseRoute, type Route } from './route';
+
+describe('parseRoute', () => {
+  it.each<{ args: string; expected: Route }>([
+    { args: '', expected: { name: 'home' } },
+    { args: '#/', expected: { name: 'home' } },
+    { args: '#/lessons/deadlock-101/step/3', expected: { name: 'lesson', id: 'deadlock-101', step: 3 } },
+    { args: '#/lessons/deadlock-101', expected: { name: 'lesson', id: 'deadlock-101', step: 0 } },
+    { args: '#/lessons/a%20b/step/0', expected: { name: 'lesson', id: 'a b', step: 0 } },
+    { args: '#/lab', expected: { name: 'lab' } },
+    { args: '#/dev/fixtures', expected: { name: 'dev-fixtures', fixture: 'deadlock', step: -1 } },
+    { args: '#/dev/fixtures/nowait/step/2', expected: { name: 'dev-fixtures', fixture: 'nowait', step: 2 } },
+    { args: '#/lessons/x/step/-1', expected: { name: 'not-found', hash: '#/lessons/x/step/-1' } },
+    { args: '#/nope', expected: { name: 'not-found', hash: '#/nope' } },
+  ])('$args', ({ args, expected }) => expect(parseRoute(args)).toEqual(expected));
+
+  it.each<Route>([
+    { name: 'home' },
+    { name: 'lab' },
+    { name: 'lesson', id: 'row-locks/intro', step: 4 },
+    { name: 'dev-fixtures', fixture: 'skip-locked', step: 1 },
+  ])('round-trips %o', (route) => expect(parseRoute(formatRoute(route))).toEqual(route));
+});

@@ -1,0 +1,51 @@
+/** Hash routes of the app, parsed and printed (pure). */
+
+export type Route =
+  | { name: 'home' }
+  | { name: 'lesson'; id: string; step: number }
+  | { name: 'lab' }
+  | { name: 'dev-fixtures'; fixture: string; step: number }
+  | { name: 'not-found'; hash: string };
+
+/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
+  if (path === '/' || path === '') return { name: 'home' };
+  const parts = path.split('/').filter(Boolean).map(safeDecode);
+  if (parts[0] === 'lab' && parts.length === 1) return { name: 'lab' };
+  if (parts[0] === 'lessons' && parts[1]) {
+    if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
+    if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
+      return { name: 'lesson', id: parts[1], step: Number(parts[3]) };
+  }
+  if (parts[0] === 'dev' && parts[1] === 'fixtures') {
+    const fixture = parts[2] ?? 'deadlock';
+    const step = parts[3] === 'step' && /^\d+$/.test(parts[4] ?? '') ? Number(parts[4]) : -1;
+    return { name: 'dev-fixtures', fixture, step };
+  }
+  return { name: 'not-found', hash };
+}
+
+/** The hash for a route (inverse of parseRoute). */
+export function formatRoute(route: Route): string {
+  switch (route.name) {
+    case 'home':
+      return '#/';
+    case 'lesson':
+      return `#/lessons/${encodeURIComponent(route.id)}/step/${route.step}`;
+    case 'lab':
+      return '#/lab';
+    case 'dev-fixtures':
+      return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
+    case 'not-found':
+      return route.hash;
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

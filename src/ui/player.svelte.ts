@@ -1,0 +1,127 @@
+/**
+ * Player UI state: the current PlayerState from the backend, play/pause with speed, and
+ * serialized calls (one backend request at a time, later requests queue behind it).
+ */
+import type { PlayerBackend, PlayerState } from './backend';
+
+export type PlayerSource = { kind: 'lesson'; id: string } | { kind: 'spec'; text: string };
+
+/** Playback speeds offered in the UI (steps per second = speed). */
+export const SPEEDS = [0.5, 1, 2, 4] as const;
+
+export class Player {
+  state = $state<PlayerState | null>(null);
+  busy = $state(false);
+  /** A failed backend call (rejected promise); engine messages come in state.error. */
+  failure = $state<string | null>(null);
+  playing = $state(false);
+  speed = $state<number>(1);
+
+  readonly total = $derived(this.state?.script.length ?? 0);
+  readonly cursor = $derived(this.state?.cursor ?? 0);
+  readonly atEnd = $derived(this.state !== null && this.cursor >= this.total);
+  readonly atStart = $derived(this.cursor <= 0);
+
+  #backend: PlayerBackend;
+  #queue: Promise<unknown> = Promise.resolve();
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  /** Virtual time seen at each visited cursor, to map a timeline click back to a step. */
+  #times = new Map<number, number>();
+  /** Called after every state change (the app syncs the URL and progress from it). */
+  onchange: ((s: PlayerState) => void) | null = null;
+
+  constructor(backend: PlayerBackend) {
+    this.#backend = backend;
+  }
+
+  /** Runs one backend call after the previous ones and stores its state. */
+  #run(call: (b: PlayerBackend) => Promise<PlayerState>): Promise<PlayerState | null> {
+    const job = this.#queue.then(async () => {
+      this.busy = true;
+      try {
+        const s = await call(this.#backend);
+        this.state = s;
+        this.failure = null;
+        this.#times.set(s.cursor, s.snapshot.clockMs);
+        this.onchange?.(s);
+        return s;
+      } catch (err) {
+        this.failure = err instanceof Error ? err.message : String(err);
+        this.pause();
+        return null;
+      } finally {
+        this.busy = false;
+      }
+    });
+    this.#queue = job;
+    return job;
+  }
+
+  /** Opens a lesson or spec, then jumps to `cursor` if given. */
+  async open(source: PlayerSource, cursor = 0): Promise<void> {
+    this.pause();
+    this.#times.clear();
+    const s = await this.#run((b) => b.open(source));
+    if (s && cursor > 0 && cursor !== s.cursor) await this.goto(Math.min(cursor, s.script.length));
+  }
+
+  next = () => (this.atEnd ? Promise.resolve(this.state) : this.#run((b) => b.next()));
+  prev = () => (this.atStart ? Promise.resolve(this.state) : this.#run((b) => b.goto(this.cursor - 1)));
+  goto = (cursor: number) => this.#run((b) => b.goto(cursor));
+  reset = () => {
+    this.pause();
+    return this.#run((b) => b.reset());
+  };
+  runAdHoc = (session: string, sql: string) => this.#run((b) => b.runAdHoc(session, sql));
+  advance = (ms: number) => this.#run((b) => b.advance(ms));
+  advanceToNextTimer = () => this.#run((b) => b.advanceToNextTimer());
+
+  /**
+   * Timeline jump: goes to the first visited step whose clock reached `atMs` (events carry time,
+   * not cursors). Returns false when no visited step matches.
+   */
+  jumpToTime(atMs: number): boolean {
+    const hits = [...this.#times].filter(([, t]) => t >= atMs).map(([c]) => c);
+    if (!hits.length) return false;
+    this.pause();
+    void this.goto(Math.min(...hits));
+    return true;
+  }
+
+  /** Starts automatic stepping at the current speed until the end of the script. */
+  play(): void {
+    if (this.playing || this.atEnd) return;
+    this.playing = true;
+    this.#schedule();
+  }
+
+  pause(): void {
+    this.playing = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  togglePlay(): void {
+    if (this.playing) this.pause();
+    else this.play();
+  }
+
+  setSpeed(speed: number): void {
+    this.speed = speed;
+  }
+
+  #schedule(): void {
+    this.#timer = setTimeout(async () => {
+      if (!this.playing) return;
+      await this.next();
+      if (this.atEnd || this.failure) this.pause();
+      else if (this.playing) this.#schedule();
+    }, 1000 / this.speed);
+  }
+
+  /** Stops timers (component teardown). */
+  dispose(): void {
+    this.pause();
+    this.onchange = null;
+  }
+}
