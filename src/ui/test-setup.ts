@@ -7,3 +7,10 @@ beforeEach(() => {
   document.documentElement.removeAttribute('data-theme');
   document.documentElement.classList.remove('presenter');
 });
+
+// jsdom has no ResizeObserver (Svelte's bind:clientWidth uses it); sizes stay 0, so views use their fallback size.
+globalThis.ResizeObserver ??= class {
+  observe() {}
+  unobserve() {}
+  disconnect() {}
+};

@@ -108,6 +108,8 @@ export const en = {
     viewResources: 'Sessions and locks',
     viewLabel: 'Graph view',
     noXid: 'no xid',
+    broken: (from: string, to: string, label: string) => `Broken by the deadlock: ${from} waited for ${to} (${label}).`,
+    brokenTag: 'broken',
   },
   matrix: {
     tableTitle: 'Table-level lock modes: which pairs conflict',
@@ -125,6 +127,7 @@ export const en = {
     noWaits: 'Nobody waits right now.',
     waitLine: (who: string, req: string, held: string) => `${who} requests ${req}, conflicts with ${held}`,
     heldPerSession: 'Held modes per session',
+    hint: 'Hover or focus a cell (arrow keys move) to see which commands take each mode.',
   },
   tableModeCommands: {
     AccessShareLock: 'SELECT; any query that only reads the table.',
@@ -160,6 +163,7 @@ export const en = {
     noViews: 'Per-session views are not available; showing the committed data.',
     locker: (s: string, mode: string) => `Row locked by session ${s} (${mode})`,
     noRows: '(0 rows)',
+    rowLocks: 'row locks',
   },
   timeline: {
     title: 'Timeline',

@@ -114,6 +114,8 @@ export const ru: Messages = {
     viewResources: 'Сеансы и блокировки',
     viewLabel: 'Вид графа',
     noXid: 'нет xid',
+    broken: (from, to, label) => `Разорвано взаимоблокировкой: ${from} ждал ${to} (${label}).`,
+    brokenTag: 'разорвано',
   },
   matrix: {
     tableTitle: 'Режимы блокировок таблиц: какие пары конфликтуют',
@@ -130,6 +132,7 @@ export const ru: Messages = {
     noWaits: 'Сейчас никто не ждёт.',
     waitLine: (who, req, held) => `${who} запрашивает ${req}, конфликт с ${held}`,
     heldPerSession: 'Удерживаемые режимы по сеансам',
+    hint: 'Наведите курсор или фокус на ячейку (стрелки перемещают), чтобы увидеть, какие команды берут каждый режим.',
   },
   tableModeCommands: {
     AccessShareLock: 'SELECT; любой запрос, который только читает таблицу.',
@@ -166,6 +169,7 @@ export const ru: Messages = {
     noViews: 'Представления по сеансам недоступны; показаны зафиксированные данные.',
     locker: (s, mode) => `Строка заблокирована сеансом ${s} (${mode})`,
     noRows: '(0 строк)',
+    rowLocks: 'блокировки строк',
   },
   timeline: {
     title: 'Временная шкала',

@@ -159,7 +159,7 @@ export function layoutNodes(
         'link',
         forceLink<SimNode, SimulationLinkDatum<SimNode>>(simLinks)
           .id((d) => d.id)
-          .distance(Math.min(width, height) / 2),
+          .distance(Math.min(width, height * 1.6) * 0.55),
       )
       .force('collide', forceCollide<SimNode>(radius * 1.8))
       .force('x', forceX<SimNode>(cx).strength(0.06))
@@ -196,10 +196,11 @@ export function edgeGeometry(
   edges: readonly { id: string; from: string; to: string }[],
   positions: ReadonlyMap<string, Point>,
   radius: number,
-  opts: { bend?: number; arrowGap?: number } = {},
+  opts: { bend?: number; arrowGap?: number; labelLift?: number } = {},
 ): EdgeGeometry[] {
   const bend = opts.bend ?? 36;
   const arrowGap = opts.arrowGap ?? 6;
+  const lift = opts.labelLift ?? 0;
   const pairKey = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
   const groups = new Map<string, string[]>();
   for (const e of edges) {
@@ -228,10 +229,15 @@ export function edgeGeometry(
     p.moveTo(r2(start.x), r2(start.y));
     if (offset === 0) p.lineTo(r2(end.x), r2(end.y));
     else p.quadraticCurveTo(r2(c.x), r2(c.y), r2(end.x), r2(end.y));
+    // The label sits on the outer side of the bulge (above a straight edge), clear of the line.
+    const side = offset === 0 ? -1 : Math.sign(offset);
     out.push({
       id: e.id,
       d: p.toString(),
-      label: { x: r2(0.25 * start.x + 0.5 * c.x + 0.25 * end.x), y: r2(0.25 * start.y + 0.5 * c.y + 0.25 * end.y) },
+      label: {
+        x: r2(0.25 * start.x + 0.5 * c.x + 0.25 * end.x - uy * lift * side),
+        y: r2(0.25 * start.y + 0.5 * c.y + 0.25 * end.y + ux * lift * side),
+      },
     });
   }
   return out;
@@ -245,6 +251,21 @@ function towards(from: Point, to: Point, dist: number): Point {
 
 function r2(v: number): number {
   return Math.round(v * 100) / 100;
+}
+
+/**
+ * Right after a deadlock is resolved the cycle's edges are gone from `edges`; these ghost edges
+ * show the cycle the victim broke (labels from each member's last wait). Empty at any other time.
+ */
+export function brokenCycleEdges(snap: EngineSnapshot): GraphEdge[] {
+  const dl = snap.deadlock;
+  if (!dl || dl.atMs !== snap.clockMs || snap.edges.some((e) => e.inCycle)) return [];
+  const lastWait = new Map<string, string>();
+  for (const e of snap.events) if (e.type === 'wait' && e.atMs <= dl.atMs) lastWait.set(e.session, e.reason.description);
+  return dl.cycle.map((from, i) => {
+    const to = dl.cycle[(i + 1) % dl.cycle.length];
+    return { id: `broken:${from}->${to}`, from, to, kind: 'hard', label: lastWait.get(from) ?? '', inCycle: true };
+  });
 }
 
 /** The cycle as words: "A → B → A". */

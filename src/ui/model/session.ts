@@ -24,7 +24,7 @@ export function stateKey(state: SessionState): SessionStateKey {
 export const STATE_ICONS: Readonly<Record<SessionStateKey, string>> = {
   idle: '○',
   active: '▶',
-  waiting: '⏳',
+  waiting: '◷',
   'idle-in-transaction': '◐',
   aborted: '✖',
 };
