@@ -7,7 +7,7 @@
  */
 import { LockManager, deadlockDetail, describeLockTag, tupleLockMode } from './locks';
 import type { LockMode, LockTag, ProcId, RowLockMode, Xid } from './locks/types';
-import { PgliteExecutor, EngineInternalError, type RawResult } from './executor/pglite';
+import { PgliteExecutor, EngineInternalError, CTID_MAP, OTHERS_ADVISORY, SHADOW_SCHEMA, type RawResult } from './executor/pglite';
 import {
   LOCK_SAMPLE_SQL,
   decodeTuples,
@@ -19,6 +19,7 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
+import { ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
 import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
@@ -41,11 +42,6 @@ const FIRST_XID = 750;
 const FIRST_PID = 4101;
 const GUC_NAMES = ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation'] as const;
 
-interface LogEntry {
-  sql: string;
-  command: string;
-}
-
 interface HeldLock {
   tag: LockTag;
   mode: LockMode;
@@ -56,6 +52,7 @@ interface UniqueKey {
   index: string;
   key: string;
   depth: number;
+  xid: number;
 }
 
 interface Txn {
@@ -66,7 +63,9 @@ interface Txn {
   startMs: number;
   log: LogEntry[];
   aborted: boolean;
-  savepoints: { name: string; logLen: number }[];
+  savepoints: { name: string; logLen: number; xid?: number }[];
+  /** ExclusiveLock on each (sub)transaction id, with the savepoint depth it belongs to. */
+  xidHolds: { xid: number; depth: number }[];
   held: HeldLock[];
   insertedKeys: UniqueKey[];
   deletedKeys: UniqueKey[];
@@ -139,7 +138,10 @@ interface DryRun {
   assignsXid: boolean;
   inserted: { table: string; key: string; index: string }[];
   deleted: { table: string; key: string; index: string }[];
-  sessionAdvisoryAfter: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
+  /** The session's session-level advisory locks after the statement (null: unchanged). */
+  sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
+  /** What to append to the session's transaction log (null: nothing to replay). */
+  entry: LogEntry | null;
 }
 
 /** Options for Engine.create. */
@@ -449,6 +451,7 @@ export class Engine {
       log: [],
       aborted: false,
       savepoints: [],
+      xidHolds: [],
       held: [],
       insertedKeys: [],
       deletedKeys: [],
@@ -503,7 +506,7 @@ export class Engine {
           return 'error';
         }
         s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
-        s.txn.log.push({ sql: `SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'SAVEPOINT' });
+        s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'SAVEPOINT' });
         step.results.push({ command: 'SAVEPOINT' });
         return 'ok';
       }
@@ -529,8 +532,9 @@ export class Engine {
           this.releaseDepth(s, depth);
         } else {
           s.txn.savepoints.length = i;
-          s.txn.log.push({ sql: `RELEASE SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'RELEASE' });
+          s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'RELEASE' });
           for (const h of s.txn.held) if (h.depth > i) h.depth = i;
+          for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
           for (const k of [...s.txn.insertedKeys, ...s.txn.deletedKeys]) if (k.depth > i) k.depth = i;
           this.rows.merge(s.name, i);
         }
@@ -550,6 +554,11 @@ export class Engine {
       else keep.push(h);
     }
     txn.held = keep;
+    // The aborted subtransactions' xids end now: their waiters wake (XactLockTableWait on a subxid).
+    for (const x of txn.xidHolds.filter((h) => h.depth >= depth))
+      woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
+    txn.xidHolds = txn.xidHolds.filter((h) => h.depth < depth);
+    for (let i = depth - 1; i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
     txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
     txn.deletedKeys = txn.deletedKeys.filter((k) => k.depth < depth);
     this.rows.release(s.name, depth);
@@ -561,18 +570,58 @@ export class Engine {
   private async commitTxn(s: Sess): Promise<PgMessage | undefined> {
     const txn = s.txn!;
     if (txn.log.length) {
-      const sql = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${txn.log.map((e) => e.sql + ';\n').join('')}COMMIT`;
+      const replay = replaySql(txn.log);
+      const sql = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT`;
       const r = await this.ex.run(sql);
       if (r.error) {
         await this.ex.run('ROLLBACK');
         await this.endTxn(s, false);
         return r.error;
       }
-      this.verifyReplay(s, r, 1 + this.gucCount(s));
+      this.verifyReplay(s, r, 1 + this.gucCount(s), replay.checks);
+      const mapRows = r.results[1 + this.gucCount(s) + replay.checks.length]?.rows ?? [];
+      this.followUpdates(s, new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])));
+      await this.ex.run('SELECT pg_catalog.pg_advisory_unlock_all()');
       this.catalog = await readCatalog(this.ex);
     }
     await this.endTxn(s, true);
     return undefined;
+  }
+
+  /**
+   * A committed update moves the row to a new version. Other sessions' FOR KEY SHARE locks on
+   * the old version (the only ones a non-key update is compatible with) live on in the new
+   * version's header, so the model and their row images follow the update chain.
+   */
+  private followUpdates(s: Sess, committed: Map<string, string>): void {
+    const moved = new Map<string, string>();
+    for (const e of s.txn!.log) {
+      if (e.kind !== 'image') continue;
+      for (const op of e.ops) {
+        if (op.op !== 'update') continue;
+        const cur = committed.get(`${op.target.rel}:${op.newCtid}`);
+        if (!cur) continue;
+        // An update of an own version continues a chain that started at a committed tuple.
+        const start = op.target.own ? [...moved].find(([, v]) => v === `${op.target.rel}:${op.target.ctid}`)?.[0] : `${op.target.rel}:${op.target.ctid}`;
+        if (start) moved.set(start, `${op.target.rel}:${op.newCtid}`);
+      }
+    }
+    for (const [from, viaOrig] of moved) {
+      const cur = committed.get(viaOrig);
+      if (!cur) continue;
+      const [rel, oldCtid] = from.split(':');
+      const [b, o] = cur.slice(1, -1).split(',').map(Number);
+      const [ob, oo] = oldCtid.slice(1, -1).split(',').map(Number);
+      this.rows.relocate({ oid: Number(rel), block: ob, offset: oo }, { block: b, offset: o });
+      for (const other of this.sessions.values()) {
+        if (other === s || !other.txn) continue;
+        for (const e of other.txn.log)
+          if (e.kind === 'image')
+            for (const op of e.ops)
+              if ((op.op === 'lock' || op.op === 'update' || op.op === 'delete') && !op.target.own && op.target.rel === Number(rel) && op.target.ctid === oldCtid)
+                op.target = { ...op.target, ctid: cur };
+      }
+    }
   }
 
   /** Ends the transaction in the model: releases every lock, wakes waiters. */
@@ -583,7 +632,7 @@ export class Engine {
     this.cancelTimers(s, ['idle_in_transaction_session_timeout']);
     woken.push(...this.cancelWaitIfAny(s));
     for (const h of [...txn.held].reverse()) woken.push(...this.lm.release(s.proc, h.tag, h.mode));
-    if (txn.xid !== null) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: txn.xid as Xid }, 'ExclusiveLock'));
+    for (const x of txn.xidHolds) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
     woken.push(...this.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
     this.rows.release(s.name);
     if (committed) {
@@ -615,7 +664,9 @@ export class Engine {
     woken.push(...this.cancelWaitIfAny(s));
     for (const h of [...txn.held].reverse()) woken.push(...this.lm.release(s.proc, h.tag, h.mode));
     txn.held = [];
-    if (txn.xid !== null) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: txn.xid as Xid }, 'ExclusiveLock'));
+    for (const x of txn.xidHolds) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
+    txn.xidHolds = [];
+    for (const sp of txn.savepoints) sp.xid = undefined;
     this.rows.release(s.name);
     txn.insertedKeys = [];
     txn.deletedKeys = [];
@@ -644,15 +695,11 @@ export class Engine {
     return s.sets.length + (t?.sets.length ?? 0) + (t?.localSets.length ?? 0);
   }
 
-  /** Replay must give back exactly the command tags recorded; anything else is a visible engine error. */
-  private verifyReplay(s: Sess, r: RawResult, offset: number): void {
-    const log = s.txn!.log;
-    for (let i = 0; i < log.length; i++) {
-      const got = r.results[offset + i]?.command;
-      if (got !== log[i].command)
-        throw new EngineInternalError(
-          `replay of session ${s.name} diverged at "${log[i].sql.slice(0, 80)}": recorded ${log[i].command}, got ${got ?? r.error?.message ?? 'nothing'}`,
-        );
+  /** Replay must reproduce every recorded effect; anything else is a visible engine error. */
+  private verifyReplay(s: Sess, r: RawResult, offset: number, checks: ((tag: string | undefined) => string | null)[]): void {
+    for (let i = 0; i < checks.length; i++) {
+      const problem = checks[i](r.results[offset + i]?.command);
+      if (problem) throw new EngineInternalError(`replay of session ${s.name} diverged: ${problem}${r.error ? ` (${r.error.message})` : ''}`);
     }
   }
 
@@ -670,7 +717,7 @@ export class Engine {
     if (dry.raw.error) {
       // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
       const wait = dry.raw.error.sqlstate === '23505' ? this.keyBlocker(s, dry.raw.error) : undefined;
-      if (wait) return this.waitOnXid(s, wait.session, undefined, 'insert');
+      if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
       this.abortTxnState(s, true);
@@ -688,13 +735,12 @@ export class Engine {
     if (outcome !== 'ok') return outcome;
     // Granted: the statement joins the session's transaction.
     const txn = s.txn!;
-    const res = dry.raw.results.at(-1);
-    txn.log.push({ sql: st.sql, command: res?.command ?? '' });
-    if (dry.assignsXid && txn.xid === null) this.assignXid(s);
+    if (dry.entry) txn.log.push(dry.entry);
     const depth = txn.savepoints.length;
-    for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth });
-    for (const k of dry.deleted) txn.deletedKeys.push({ index: k.index, key: k.key, depth });
-    for (const a of dry.sessionAdvisoryAfter) this.noteSessionAdvisory(s, a);
+    const xid = dry.assignsXid ? this.currentXid(s) : (txn.xid ?? 0);
+    for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
+    for (const k of dry.deleted) txn.deletedKeys.push({ index: k.index, key: k.key, depth, xid });
+    if (dry.sessionAdvisory) this.setSessionAdvisory(s, dry.sessionAdvisory);
     if (st.cls.kind === 'set' || st.cls.kind === 'show') await this.afterSet(s, st);
     step.results.push(...dry.raw.results);
     step.notices.push(...dry.raw.notices);
@@ -706,7 +752,21 @@ export class Engine {
   private assignXid(s: Sess): void {
     const xid = this.nextXid++;
     s.txn!.xid = xid;
+    s.txn!.xidHolds.push({ xid, depth: 0 });
     this.lm.acquire(s.proc, { type: 'transactionid', xid: xid as Xid }, 'ExclusiveLock');
+  }
+
+  /** The xid of the current (sub)transaction, assigning parents first as AssignTransactionId does. */
+  private currentXid(s: Sess): number {
+    const txn = s.txn!;
+    if (txn.xid === null) this.assignXid(s);
+    txn.savepoints.forEach((sp, i) => {
+      if (sp.xid !== undefined) return;
+      sp.xid = this.nextXid++;
+      txn.xidHolds.push({ xid: sp.xid, depth: i + 1 });
+      this.lm.acquire(s.proc, { type: 'transactionid', xid: sp.xid as Xid }, 'ExclusiveLock');
+    });
+    return txn.savepoints.length ? txn.savepoints[txn.savepoints.length - 1].xid! : txn.xid!;
   }
 
   /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
@@ -717,7 +777,7 @@ export class Engine {
         if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
         const gid = `lockstep_${o.index}`;
         const r = await this.ex.run(
-          `BEGIN ISOLATION LEVEL ${o.txn.isolation.toUpperCase()};\n${this.gucSql(o)}${o.txn.log.map((e) => e.sql + ';\n').join('')}PREPARE TRANSACTION '${gid}'`,
+          `BEGIN ISOLATION LEVEL ${o.txn.isolation.toUpperCase()};\n${this.gucSql(o)}${replaySql(o.txn.log).sql}PREPARE TRANSACTION '${gid}'`,
         );
         if (r.error) {
           await this.ex.run('ROLLBACK');
@@ -737,13 +797,19 @@ export class Engine {
   private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
     const txn = s.txn!;
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisoryLockSql(a.tag, a.mode) + ';\n').join('');
-    const prefix = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${advisoryPrefix}${txn.log.map((e) => e.sql + ';\n').join('')}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
+    const replay = replaySql(txn.log);
+    const prefix = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${advisoryPrefix}${replay.sql}${this.shadowSql(s, st)}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
     const pre = await this.ex.run(prefix);
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
     }
-    this.verifyReplay(s, pre, 1 + this.gucCount(s) + s.sessionAdvisory.length);
+    try {
+      this.verifyReplay(s, pre, 1 + this.gucCount(s) + s.sessionAdvisory.length, replay.checks);
+    } catch (e) {
+      await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
+      throw e;
+    }
     const before = parseLockSample(pre.results.at(-1)!.rows ?? []);
     const raw = await this.ex.run(st.sql);
     let after: LockSample = before;
@@ -751,18 +817,19 @@ export class Engine {
     const inserted: DryRun['inserted'] = [];
     let touchedForKeys: { table: string; ctids: string[] }[] = [];
     let assignsXid = false;
+    let ops: ImageOp[] = [];
     if (!raw.error) {
       const a = await this.ex.run(LOCK_SAMPLE_SQL);
       after = parseLockSample(a.results.at(-1)?.rows ?? []);
       const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
       assignsXid = stmtXids.size > 0;
-      const ownXids = new Set([...after.xids]);
+      const ownXids = new Set([...before.xids]);
       let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
       if (stmtXids.size) {
-        const scan = await this.ex.must(tupleScanSql([...ownXids]));
+        const scan = await this.ex.must(tupleScanSql([...after.xids]));
         touched = await decodeTuples(this.ex, scan, stmtXids, ownXids);
       }
-      // Unique keys of the tuples this statement inserted (new row versions included).
+      // Unique keys of the tuples this statement created (new row versions included).
       const byTable = groupBy(touched.inserted, (t) => t.relation);
       for (const [table, list] of byTable) {
         const cat = this.catalog.find((c) => c.name === table);
@@ -770,34 +837,31 @@ export class Engine {
         if (!sql) continue;
         for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
       }
-      touchedForKeys = [...groupBy(touched.touched.filter((t) => t.mode === 'Update' || t.mode === 'NoKeyUpdate'), (t) => t.relation)].map(
-        ([table, list]) => ({ table, ctids: list.map((t) => `(${t.block},${t.offset})`) }),
-      );
-      plan = this.buildPlan(st, before, after, touched.touched);
-      for (const t of touched.touched)
-        if (t.mode === 'Update' || t.mode === 'NoKeyUpdate') txn.modified.set(tupleKeyOf(t), t.newCtid ? 'update' : 'delete');
+      const others = touched.touched.filter((t) => !t.own);
+      touchedForKeys = [...groupBy(others.filter((t) => t.mode === 'Update' || t.mode === 'NoKeyUpdate'), (t) => t.relation)].map(([table, list]) => ({
+        table,
+        ctids: list.map((t) => `(${t.block},${t.offset})`),
+      }));
+      plan = this.buildPlan(st, before, after, others);
+      for (const t of others) if (t.mode === 'Update' || t.mode === 'NoKeyUpdate') txn.modified.set(tupleKeyOf(t), t.newCtid ? 'update' : 'delete');
+      if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan);
     }
     const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0;
-    const end = await this.ex.run(
-      `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`,
-    );
-    let sessionAdvisoryAfter: DryRun['sessionAdvisoryAfter'] = [];
+    const end = await this.ex.run(`ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`);
+    let sessionAdvisory: DryRun['sessionAdvisory'] = null;
     if (needSessionAdvisory) {
-      sessionAdvisoryAfter = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
+      sessionAdvisory = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
         key1: Number(k1),
         key2: Number(k2),
         field4: Number(f4) as 1 | 2,
         mode: mode as LockMode,
       }));
-      // Only the ones this statement added: subtract what the session already held.
-      for (const held of s.sessionAdvisory) {
-        const i = sessionAdvisoryAfter.findIndex((a) => a.key1 === held.tag.key1 && a.key2 === held.tag.key2 && a.field4 === held.tag.field4 && a.mode === held.mode);
-        if (i >= 0) sessionAdvisoryAfter.splice(i, 1);
-      }
-      for (const a of sessionAdvisoryAfter) {
+      // Advisory locks that survived the rollback are session-level: they are not replayed as part of the transaction.
+      for (const a of sessionAdvisory) {
         const item = plan.find((p) => p.kind === 'adv' && p.tag.key1 === a.key1 && p.tag.key2 === a.key2 && p.tag.field4 === a.field4 && p.mode === a.mode);
         if (item && item.kind === 'adv') item.sessionLevel = true;
       }
+      ops = ops.filter((o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)));
     }
     // Keys of committed tuples this statement updated or deleted: read after the rollback, when they are visible again.
     const deleted: DryRun['deleted'] = [];
@@ -808,7 +872,75 @@ export class Engine {
       for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) deleted.push(splitKey(table, k));
     }
     for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, mustExist: false });
-    return { raw, plan, assignsXid, inserted, deleted, sessionAdvisoryAfter };
+    let entry: LogEntry | null = null;
+    if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
+      const command = raw.results.at(-1)?.command ?? '';
+      if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
+      else entry = { kind: 'sql', sql: st.sql, command };
+    }
+    return { raw, plan, assignsXid, inserted, deleted, sessionAdvisory, entry };
+  }
+
+  /** SQL that makes unqualified pg_try_advisory_* see the other sessions' advisory locks. */
+  private shadowSql(s: Sess, st: ParsedStatement): string {
+    if (st.cls.kind !== 'dml' || !/pg_try_advisory/i.test(st.sql)) return '';
+    const rows = this.lm
+      .entries()
+      .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')
+      .map((e) => {
+        const t = e.tag as LockTag & { type: 'advisory' };
+        return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
+      });
+    return (
+      (rows.length ? `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n` : '') +
+      `SELECT pg_catalog.set_config('search_path', '${SHADOW_SCHEMA}, pg_catalog, ' || pg_catalog.current_setting('search_path'), true);\n`
+    );
+  }
+
+  /** What the statement did to tuples, as replayable row images (see images.ts). */
+  private async imageOps(
+    touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; own: boolean }[],
+    created: { oid: number; relation: string; ctid: string }[],
+    plan: PlanItem[],
+  ): Promise<ImageOp[]> {
+    // Own versions are named by the ctid they had when recorded: map this run's ctids back.
+    const back = new Map<string, string>();
+    if (touched.some((t) => t.own)) for (const [rel, orig, cur] of await this.ex.must(`SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`)) back.set(`${rel}:${cur}`, orig!);
+    const ref = (t: { oid: number; relation: string; block: number; offset: number; own: boolean }): TupleRef => {
+      const ctid = `(${t.block},${t.offset})`;
+      return { rel: t.oid, relation: t.relation, ctid: t.own ? (back.get(`${t.oid}:${ctid}`) ?? ctid) : ctid, own: t.own };
+    };
+    // Values of every version the statement created.
+    const values = new Map<string, (string | null)[]>();
+    const cols = new Map<number, string[]>();
+    for (const [table, list] of groupBy(created, (c) => c.relation)) {
+      const cat = this.catalog.find((c) => c.name === table);
+      if (!cat) throw new EngineInternalError(`no catalog entry for table ${table}`);
+      cols.set(cat.oid, cat.writable);
+      const sel = cat.writable.map((c) => `${quoteIdent(c)}::text`).join(', ');
+      const rows = await this.ex.must(`SELECT ctid::text, ${sel} FROM ${quoteIdent(table)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`);
+      for (const r of rows) values.set(`${cat.oid}:${r[0]}`, r.slice(1));
+    }
+    const ops: ImageOp[] = [];
+    const updatedNew = new Set<string>();
+    for (const t of touched) {
+      if (t.mode === 'NoKeyUpdate' || t.mode === 'Update') {
+        if (t.newCtid) {
+          const k = `${t.oid}:${t.newCtid}`;
+          const v = values.get(k);
+          if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
+          updatedNew.add(k);
+          ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: t.newCtid });
+        } else ops.push({ op: 'delete', target: ref(t) });
+      } else ops.push({ op: 'lock', target: ref(t), mode: t.mode });
+    }
+    for (const c of created) {
+      const k = `${c.oid}:${c.ctid}`;
+      if (updatedNew.has(k)) continue;
+      ops.push({ op: 'insert', rel: c.oid, relation: c.relation, columns: cols.get(c.oid)!, values: values.get(k)!, newCtid: c.ctid });
+    }
+    for (const p of plan) if (p.kind === 'adv') ops.push({ op: 'advisory', tag: p.tag, mode: p.mode });
+    return ops;
   }
 
   /** Orders what the statement acquired the way PostgreSQL acquires it. */
@@ -874,8 +1006,7 @@ export class Engine {
           const conflicting = this.rows.conflicting(item.tuple, item.mode, s.name);
           if (!conflicting.length) {
             // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
-            if (txn.xid === null) this.assignXid(s);
-            this.rows.add(item.tuple, s.name, item.mode, depth);
+            this.rows.add(item.tuple, s.name, item.mode, depth, this.currentXid(s));
             continue;
           }
           if (cls?.waitPolicy === 'nowait') {
@@ -898,11 +1029,11 @@ export class Engine {
           }
           const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
           const ctx = xactWaitContext(item.mode === 'Update' && verb === 'update' ? 'update' : verb, item.tuple.block, item.tuple.offset, item.tuple.relation);
-          return this.waitOnXid(s, conflicting[0].session, item.tuple, verb, ctx);
+          return this.waitOnXid(s, conflicting[0].session, conflicting[0].xid, item.tuple, verb, ctx);
         }
         case 'key': {
           const owner = this.keyOwner(s, item.index, item.key);
-          if (owner) return this.waitOnXid(s, owner, undefined, 'insert');
+          if (owner) return this.waitOnXid(s, owner.session, owner.xid, undefined, 'insert');
           continue;
         }
       }
@@ -911,29 +1042,29 @@ export class Engine {
   }
 
   /** Which open transaction has inserted this unique key (PostgreSQL's _bt_check_unique then waits for it). */
-  private keyOwner(s: Sess, index: string, key: string): string | undefined {
+  private keyOwner(s: Sess, index: string, key: string): { session: string; xid: number } | undefined {
     for (const o of this.sessions.values()) {
       if (o === s || !o.txn) continue;
-      if (o.txn.insertedKeys.some((k) => k.index === index && k.key === key)) return o.name;
+      const k = o.txn.insertedKeys.find((k) => k.index === index && k.key === key);
+      if (k) return { session: o.name, xid: k.xid };
     }
     return undefined;
   }
 
   /** For a 23505 from the dry run: an open transaction deleting the conflicting committed key. */
-  private keyBlocker(s: Sess, e: PgMessage): { session: string } | undefined {
+  private keyBlocker(s: Sess, e: PgMessage): { session: string; xid: number } | undefined {
     const m = /^Key (.*) already exists\.$/.exec(e.detail ?? '');
     if (!m) return undefined;
     for (const o of this.sessions.values()) {
       if (o === s || !o.txn) continue;
-      if (o.txn.deletedKeys.some((k) => k.key === m[1])) return { session: o.name };
+      const k = o.txn.deletedKeys.find((k) => k.key === m[1]);
+      if (k) return { session: o.name, xid: k.xid };
     }
     return undefined;
   }
 
-  private waitOnXid(s: Sess, holder: string, tuple: TupleId | undefined, verb: 'update' | 'delete' | 'lock' | 'insert', context?: string): 'wait' | 'error' {
-    const h = this.sess(holder);
-    if (h.txn!.xid === null) throw new EngineInternalError(`session ${holder} holds a lock but has no transaction id`);
-    const tag: LockTag = { type: 'transactionid', xid: h.txn!.xid as Xid };
+  private waitOnXid(s: Sess, holder: string, xid: number, tuple: TupleId | undefined, verb: 'update' | 'delete' | 'lock' | 'insert', context?: string): 'wait' | 'error' {
+    const tag: LockTag = { type: 'transactionid', xid: xid as Xid };
     const r = this.lm.acquire(s.proc, tag, 'ShareLock');
     if (r.status === 'granted') {
       // Cannot happen while the holder's transaction is open; release to keep counts right.
@@ -1010,16 +1141,19 @@ export class Engine {
     step.tupleLocks = [];
   }
 
-  private noteSessionAdvisory(s: Sess, a: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }): void {
-    s.sessionAdvisory.push({ tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode });
+  /** The session-level advisory locks PGlite reports after a statement become the session's set; unlocked ones wake waiters. */
+  private setSessionAdvisory(s: Sess, now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[]): void {
+    const next = now.map((a) => ({ tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode }));
+    for (const old of s.sessionAdvisory)
+      if (!next.some((n) => sameTag(n.tag, old.tag) && n.mode === old.mode)) this.queueResumes(this.lm.release(s.proc, old.tag, old.mode));
+    s.sessionAdvisory = next;
   }
 
   /** After a SET/RESET/SHOW: record it for replay and refresh the values the engine needs. */
   private async afterSet(s: Sess, st: ParsedStatement): Promise<void> {
     if (st.cls.kind !== 'set') return;
     const txn = s.txn!;
-    // Not part of the replayed data log: GUC statements are replayed from their own lists.
-    txn.log.pop();
+    // GUC statements are replayed from their own lists, not from the data log.
     if (st.cls.local) txn.localSets.push(st.sql);
     else if (txn.implicit) s.sets.push(st.sql);
     else txn.sets.push(st.sql);
@@ -1347,8 +1481,11 @@ function advisoryLockSql(tag: LockTag & { type: 'advisory' }, mode: LockMode): s
   return `SELECT pg_catalog.pg_advisory_lock${shared}(${signed}::bigint)`;
 }
 
-function quoteIdent(s: string): string {
-  return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+const quoteIdent = ident;
+
+/** Statements whose effects are replayed as row images rather than as SQL text. */
+function recordsImage(st: ParsedStatement): boolean {
+  return st.cls.kind === 'dml' && (st.cls.verb === 'select' || st.cls.verb === 'update' || st.cls.verb === 'delete' || st.cls.verb === 'insert' || st.cls.verb === 'merge');
 }
 
 function findLastIndex<T>(a: T[], f: (x: T) => boolean): number {

@@ -18,6 +18,8 @@ export interface RowHolder {
   mode: RowLockMode;
   /** Savepoint depth at which the lock was taken (subtransaction level). */
   depth: number;
+  /** The (sub)transaction id in the tuple header: whom a waiter waits for. */
+  xid: number;
 }
 
 /** Stable key of a tuple. */
@@ -51,13 +53,13 @@ export class RowLockTable {
   }
 
   /** Records a lock; a stronger mode at the same depth replaces a weaker one. */
-  add(t: TupleId, session: string, mode: RowLockMode, depth: number): void {
+  add(t: TupleId, session: string, mode: RowLockMode, depth: number, xid: number): void {
     const k = tupleKey(t);
     let e = this.rows.get(k);
     if (!e) this.rows.set(k, (e = { tuple: t, holders: [] }));
     const same = e.holders.find((h) => h.session === session && h.depth === depth);
     if (same) same.mode = strongerRowMode(same.mode, mode);
-    else e.holders.push({ session, mode, depth });
+    else e.holders.push({ session, mode, depth, xid });
   }
 
   /** Drops a session's locks taken at `minDepth` or deeper (all of them with 0). */
@@ -71,6 +73,19 @@ export class RowLockTable {
   /** Moves a session's locks deeper than `depth` up to `depth` (RELEASE SAVEPOINT). */
   merge(session: string, depth: number): void {
     for (const e of this.rows.values()) for (const h of e.holders) if (h.session === session && h.depth > depth) h.depth = depth;
+  }
+
+  /** Moves the holds on a tuple to its new version (an update chain step). */
+  relocate(from: { oid: number; block: number; offset: number }, to: { block: number; offset: number }): void {
+    const k = `${from.oid}:${from.block}:${from.offset}`;
+    const e = this.rows.get(k);
+    if (!e) return;
+    this.rows.delete(k);
+    const tuple = { ...e.tuple, block: to.block, offset: to.offset };
+    const nk = tupleKey(tuple);
+    const existing = this.rows.get(nk);
+    if (existing) existing.holders.push(...e.holders);
+    else this.rows.set(nk, { tuple, holders: e.holders });
   }
 
   /** Every tuple with its holders. */

@@ -35,7 +35,7 @@ export type Classified =
       /** Relation names in the order the parser meets them (parse-analysis lock order). */
       relations: string[];
       /** Statement type for CONTEXT lines ("while updating tuple …"). */
-      verb: 'select' | 'update' | 'delete' | 'insert' | 'lock' | 'other';
+      verb: 'select' | 'update' | 'delete' | 'insert' | 'merge' | 'lock' | 'other';
       mentionsAdvisory: boolean;
       mentionsDiagnostics: boolean;
     };
@@ -179,7 +179,7 @@ function classify(stmt: Node, sql: string): Classified {
     return { kind: 'sleep', seconds: sleep ?? 0 };
   }
   const verb =
-    type === 'SelectStmt' ? 'select' : type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : type === 'InsertStmt' ? 'insert' : type === 'LockStmt' ? 'lock' : 'other';
+    type === 'SelectStmt' ? 'select' : type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : type === 'InsertStmt' ? 'insert' : type === 'MergeStmt' ? 'merge' : type === 'LockStmt' ? 'lock' : 'other';
   const lower = sql.toLowerCase();
   return {
     kind: 'dml',

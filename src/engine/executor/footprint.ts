@@ -10,6 +10,8 @@ export interface CatalogTable {
   oid: number;
   name: string;
   columns: string[];
+  /** Columns a row image may set (not generated). */
+  writable: string[];
   uniqueIndexes: { name: string; columns: string[] }[];
 }
 
@@ -27,6 +29,8 @@ export interface TupleTouch {
   mode: RowLockMode;
   /** For updates: the new version's ctid; for deletes and locks: undefined. */
   newCtid?: string;
+  /** The tuple was created by this session's own transaction (nobody else can see it). */
+  own: boolean;
 }
 
 export interface InsertedTuple {
@@ -72,7 +76,7 @@ WHERE c.relkind = 'r' AND ${USER_NS} AND h.lp_flags = 1
 ORDER BY c.oid, b.blk, h.lp`;
 }
 
-/** Decodes a tuple scan into the tuples touched by `stmtXids` and those it inserted; `ownXids` are all of the session's xids. */
+/** Decodes a tuple scan into the tuples touched by `stmtXids` and those it created; `ownXids` are all of the session's xids. */
 export async function decodeTuples(
   ex: PgliteExecutor,
   rows: (string | null)[][],
@@ -86,8 +90,10 @@ export async function decodeTuples(
     const [oid, relname, blk, lp, xmin, xmax, im, im2, tctid] = r;
     const infomask = Number(im);
     const ctid = `(${blk},${lp})`;
-    if (stmtXids.has(Number(xmin))) inserted.push({ oid: Number(oid), relation: relname!, ctid });
-    if (ownXids.has(Number(xmin))) continue; // the session's own new row versions: nobody else can see them
+    if (stmtXids.has(Number(xmin))) {
+      inserted.push({ oid: Number(oid), relation: relname!, ctid });
+      continue; // a version this statement created is not also a target of it
+    }
     if (infomask & HEAP_XMAX_INVALID) continue;
     let mode: RowLockMode | undefined;
     if (infomask & HEAP_XMAX_IS_MULTI) {
@@ -102,7 +108,7 @@ export async function decodeTuples(
       mode = singleXmaxMode(infomask, Number(im2));
     }
     if (!mode) continue;
-    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode };
+    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode, own: ownXids.has(Number(xmin)) };
     if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
     touched.push(t);
   }
@@ -118,15 +124,17 @@ function strongest(a: RowLockMode, b: RowLockMode): RowLockMode {
 export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
   const rows = await ex.must(`SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+  (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
   (SELECT string_agg(ic.relname || ':' || (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum), ';')
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`);
-  return rows.map(([oid, name, cols, idx]) => ({
+  return rows.map(([oid, name, cols, wcols, idx]) => ({
     oid: Number(oid),
     name: name!,
     columns: cols ? cols.split(',') : [],
+    writable: wcols ? wcols.split(',') : [],
     uniqueIndexes: idx
       ? idx.split(';').map((s) => {
           const [iname, icols] = s.split(':');

@@ -42,6 +42,36 @@ function toPgMessage(m: Msg): PgMessage {
 
 /** Schema holding pageinspect and the engine's helper objects; never on a user's search_path. */
 export const INTERNAL_SCHEMA = 'lockstep';
+/** Schema whose functions shadow pg_catalog's pg_try_advisory_* so they see other sessions' advisory locks. */
+export const SHADOW_SCHEMA = 'lockstep_shadow';
+/** Other sessions' advisory locks, filled inside a dry run (rolled back with it). */
+export const OTHERS_ADVISORY = `${INTERNAL_SCHEMA}.others_advisory`;
+
+function tryAdvisoryShadows(): string {
+  const out: string[] = [
+    `CREATE TABLE ${OTHERS_ADVISORY} (key1 int NOT NULL, key2 int NOT NULL, field4 int NOT NULL, mode text NOT NULL)`,
+    `CREATE SCHEMA ${SHADOW_SCHEMA}`,
+    // A request conflicts with another session's hold unless both are shared (advisory locks use Share/Exclusive).
+    `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_taken(k1 int, k2 int, f4 int, shared bool) RETURNS bool LANGUAGE sql STABLE AS
+       $$ SELECT EXISTS (SELECT 1 FROM ${OTHERS_ADVISORY} o WHERE o.key1 = k1 AND o.key2 = k2 AND o.field4 = f4 AND (NOT shared OR o.mode = 'ExclusiveLock')) $$`,
+  ];
+  for (const xact of ['', '_xact'])
+    for (const shared of ['', '_shared']) {
+      const name = `pg_try_advisory${xact}_lock${shared}`;
+      const sh = shared ? 'true' : 'false';
+      out.push(
+        `CREATE FUNCTION ${SHADOW_SCHEMA}.${name}(k bigint) RETURNS bool LANGUAGE sql VOLATILE AS
+           $$ SELECT CASE WHEN ${INTERNAL_SCHEMA}.advisory_taken((k >> 32)::int, (CASE WHEN (k & 4294967295) >= 2147483648 THEN (k & 4294967295) - 4294967296 ELSE k & 4294967295 END)::int, 1, ${sh})
+              THEN false ELSE pg_catalog.${name}(k) END $$`,
+        `CREATE FUNCTION ${SHADOW_SCHEMA}.${name}(a int, b int) RETURNS bool LANGUAGE sql VOLATILE AS
+           $$ SELECT CASE WHEN ${INTERNAL_SCHEMA}.advisory_taken(a, b, 2, ${sh}) THEN false ELSE pg_catalog.${name}(a, b) END $$`,
+      );
+    }
+  return out.join(';\n');
+}
+
+/** Where row-image replay registers the ctids of the versions a session created (see images.ts). */
+export const CTID_MAP = `${INTERNAL_SCHEMA}.ctid_map`;
 
 /** Thin wrapper around one PGlite instance. */
 export class PgliteExecutor {
@@ -55,7 +85,9 @@ export class PgliteExecutor {
     } as never);
     const ex = new PgliteExecutor(db);
     const r = await ex.run(
-      `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};`,
+      `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
+       CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig tid NOT NULL, cur tid NOT NULL);
+       ${tryAdvisoryShadows()};`,
     );
     if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
     return ex;

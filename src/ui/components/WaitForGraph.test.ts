@@ -25,6 +25,10 @@ describe('WaitForGraph', () => {
     expect(victims.map((n) => n.dataset.session)).toEqual(['B']);
     expect(victims[0].textContent).toContain('victim');
     expect(screen.getByTestId('wait-for-graph').getAttribute('aria-label')).toContain('Victim: session B.');
+    // The live wait edges are gone; the broken cycle is drawn as ghost edges, apart from the wfg-edge hook.
+    expect(screen.queryAllByTestId('wfg-edge')).toHaveLength(0);
+    expect(screen.getAllByTestId('wfg-broken-edge').map((e) => `${e.dataset.from}->${e.dataset.to}`)).toEqual(['B->A', 'A->B']);
+    expect(screen.getByTestId('wfg-edges-text').textContent).toContain('Broken by the deadlock: B waited for A (ShareLock on transaction 745).');
   });
 
   it('shows pid, xid and state on nodes; no edges when nobody waits', () => {

@@ -72,6 +72,14 @@ export const en = {
       'idle-in-transaction': 'idle in transaction',
       aborted: 'idle in transaction (aborted)',
     } satisfies Record<SessionStateKey, string>,
+    /** Short forms for the graph nodes. */
+    statesShort: {
+      idle: 'idle',
+      active: 'active',
+      waiting: 'waiting',
+      'idle-in-transaction': 'idle in transaction',
+      aborted: 'aborted',
+    } satisfies Record<SessionStateKey, string>,
     pid: 'pid',
     xid: 'xid',
     noXid: 'none',

@@ -154,24 +154,26 @@ export function layoutNodes(
     .map((l) => ({ source: l.from, target: l.to }));
   if (fresh.length) {
     const sim = forceSimulation<SimNode>(nodes)
-      .force('charge', forceManyBody<SimNode>().strength(-600))
+      .force('charge', forceManyBody<SimNode>().strength(-2400))
       .force(
         'link',
         forceLink<SimNode, SimulationLinkDatum<SimNode>>(simLinks)
           .id((d) => d.id)
-          .distance(Math.min(width, height * 1.6) * 0.55),
+          .distance(Math.min(width * 0.62, Math.hypot(width, height) * 0.5)),
       )
       .force('collide', forceCollide<SimNode>(radius * 1.8))
-      .force('x', forceX<SimNode>(cx).strength(0.06))
-      .force('y', forceY<SimNode>(cy).strength(0.1))
+      .force('x', forceX<SimNode>(cx).strength(0.03))
+      .force('y', forceY<SimNode>(cy).strength(0.08))
       .stop();
     sim.tick(opts.ticks ?? 200);
   }
   const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
   const out = new Map<string, Point>();
   for (const n of nodes) {
-    const x = clamp(n.x ?? cx, radius + 4, width - radius - 4);
-    const y = clamp(n.y ?? cy, radius + 4, height - radius - 4);
+    // Room for the labels around a node: state below, victim badge above, wide text on the sides.
+    const mx = Math.min(radius * 2.3, width / 4);
+    const x = clamp(n.x ?? cx, mx, width - mx);
+    const y = clamp(n.y ?? cy, Math.min(radius + 22, height / 2), Math.max(height - radius - 26, height / 2));
     out.set(n.id, { x: round2(x), y: round2(y) });
   }
   return out;

@@ -22,7 +22,7 @@ describe('stateKey', () => {
 
 describe('waitWords', () => {
   const reason = (blockers: WaitReason['blockers']): WaitReason =>
-    Object.freeze({ tag: { type: 'transactionid', xid: 745 as Xid }, mode: 'ShareLock', description: 'ShareLock on transaction 745', blockers, sinceMs: 0 });
+    Object.freeze({ tag: { type: 'transactionid' as const, xid: 745 as Xid }, mode: 'ShareLock' as const, description: 'ShareLock on transaction 745', blockers, sinceMs: 0 });
   it.each([
     { args: reason([{ session: 'A', kind: 'hard', mode: 'ExclusiveLock' }]), expected: { what: 'ShareLock on transaction 745', heldBy: ['A'], queuedBehind: [] } },
     {

@@ -1,0 +1,107 @@
+/**
+ * Row images: how the engine replays a session's earlier statements deterministically.
+ *
+ * Re-running SQL text is not deterministic (READ COMMITTED sees other sessions' later
+ * commits, SKIP LOCKED sees different locks, sequences advance). So a data-changing or
+ * row-locking statement is recorded as what it did to tuples: lock tuple X in mode M, set
+ * row X to these values, delete X, insert these values, take this advisory lock. Tuples the
+ * session created itself move between replays (their ctids drift), so each created version
+ * is registered in a ctid map keyed by the ctid it had when it was recorded.
+ *
+ * Pure: produces SQL text only.
+ */
+import { ROW_LOCK_SQL } from './locks/modes';
+import type { LockMode, LockTag, RowLockMode } from './locks/types';
+import { CTID_MAP } from './executor/pglite';
+
+/** A tuple: a committed version (stable ctid) or one of the session's own versions (by recorded ctid). */
+export interface TupleRef {
+  rel: number;
+  relation: string;
+  ctid: string;
+  own: boolean;
+}
+
+export type ImageOp =
+  | { op: 'lock'; target: TupleRef; mode: RowLockMode }
+  | { op: 'update'; target: TupleRef; columns: string[]; values: (string | null)[]; newCtid: string }
+  | { op: 'delete'; target: TupleRef }
+  | { op: 'insert'; rel: number; relation: string; columns: string[]; values: (string | null)[]; newCtid: string }
+  | { op: 'advisory'; tag: LockTag & { type: 'advisory' }; mode: LockMode };
+
+/** A quoted identifier. */
+export function ident(s: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+}
+
+/** A SQL literal for a PostgreSQL text value (unknown-typed, so it coerces to the column type). */
+export function literal(v: string | null): string {
+  return v === null ? 'NULL' : "'" + v.replace(/'/g, "''") + "'";
+}
+
+function target(t: TupleRef): string {
+  return t.own ? `(SELECT cur FROM ${CTID_MAP} WHERE rel = ${t.rel} AND orig = '${t.ctid}' ORDER BY ctid DESC LIMIT 1)` : `'${t.ctid}'::tid`;
+}
+
+function lockClause(mode: RowLockMode): string {
+  return mode === 'NoKeyUpdate' ? 'FOR NO KEY UPDATE' : mode === 'Update' ? 'FOR UPDATE' : ROW_LOCK_SQL[mode];
+}
+
+/** SQL of one op; every op returns exactly one row when it replays correctly. */
+export function opSql(op: ImageOp): string {
+  switch (op.op) {
+    case 'lock':
+      return `SELECT ctid FROM ${ident(op.target.relation)} WHERE ctid = ${target(op.target)} ${lockClause(op.mode)}`;
+    case 'delete':
+      return `DELETE FROM ${ident(op.target.relation)} WHERE ctid = ${target(op.target)} RETURNING ctid`;
+    case 'update': {
+      const set = op.columns.map((c, i) => `${ident(c)} = ${literal(op.values[i])}`).join(', ');
+      return `WITH u AS (UPDATE ${ident(op.target.relation)} SET ${set} WHERE ctid = ${target(op.target)} RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.target.rel}, '${op.newCtid}', ctid FROM u`;
+    }
+    case 'insert': {
+      const cols = op.columns.map(ident).join(', ');
+      const vals = op.values.map(literal).join(', ');
+      return `WITH i AS (INSERT INTO ${ident(op.relation)} (${cols}) OVERRIDING SYSTEM VALUE VALUES (${vals}) RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.rel}, '${op.newCtid}', ctid FROM i`;
+    }
+    case 'advisory': {
+      const shared = op.mode === 'ShareLock' ? '_shared' : '';
+      if (op.tag.field4 === 2) return `SELECT pg_catalog.pg_advisory_xact_lock${shared}(${op.tag.key1 | 0}, ${op.tag.key2 | 0})`;
+      const key = BigInt.asIntN(64, (BigInt(op.tag.key1 >>> 0) << 32n) | BigInt(op.tag.key2 >>> 0));
+      return `SELECT pg_catalog.pg_advisory_xact_lock${shared}(${key}::bigint)`;
+    }
+  }
+}
+
+/** One entry of a session's transaction log. */
+export type LogEntry =
+  | { kind: 'sql'; sql: string; command: string }
+  | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
+
+/** Replay SQL for a log, and a check per produced result (null = fine, else what went wrong). */
+export function replaySql(log: LogEntry[]): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
+  const parts: string[] = [];
+  const checks: ((tag: string | undefined) => string | null)[] = [];
+  const hasImages = log.some((e) => e.kind === 'image');
+  if (hasImages) {
+    // Replay exactly the recorded effects: triggers (and foreign-key checks, whose row locks are
+    // part of the image) must not fire a second time.
+    parts.push('SET LOCAL session_replication_role = replica');
+    checks.push(() => null);
+  }
+  for (const e of log) {
+    if (e.kind === 'sql') {
+      parts.push(e.sql);
+      checks.push((tag) => (tag === e.command ? null : `"${e.sql.slice(0, 80)}": recorded ${e.command}, got ${tag ?? 'nothing'}`));
+    } else {
+      for (const op of e.ops) {
+        parts.push(opSql(op));
+        checks.push((tag) => (tag && / 1$/.test(tag) ? null : `row image of "${e.sql.slice(0, 60)}" (${op.op}) did not apply: ${tag ?? 'nothing'}`));
+      }
+    }
+  }
+  if (hasImages) {
+    parts.push('SET LOCAL session_replication_role = origin');
+    checks.push(() => null);
+  }
+  return { sql: parts.map((p) => p + ';\n').join(''), checks };
+}

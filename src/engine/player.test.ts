@@ -1,0 +1,172 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteExecutor } from './executor/pglite';
+import { ActionRefused, Player, historyIndexOfCursor, type PlayerAction } from './player';
+import { lessonToSpec, parseLesson } from '../scenario/lesson';
+import { parseSpec } from '../scenario/spec';
+import type { EngineSnapshot } from './types';
+
+const lesson = (id: string) => lessonToSpec(parseLesson(readFileSync(`lessons/${id}.yaml`, 'utf8')));
+
+let ex: PgliteExecutor;
+beforeAll(async () => {
+  ex = await PgliteExecutor.create();
+});
+afterAll(async () => {
+  await ex.close();
+});
+
+const session = (s: EngineSnapshot, name: string) => s.sessions.find((x) => x.name === name)!;
+
+describe('Player over classic-deadlock', () => {
+  it('shows pauses as pause items and steps as steps', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    expect(p.script.map((s) => s.kind)).toEqual(['step', 'step', 'step', 'pause', 'step', 'pause', 'step', 'step', 'step', 'step']);
+    expect(p.script[3]).toMatchObject({ session: 'clock', label: 'pause 2 s' });
+    expect(p.view()).toMatchObject({ cursor: 0, offScript: false });
+    expect(p.view().snapshot.tables[0]).toMatchObject({ name: 'accounts', columns: ['id', 'balance'] });
+  });
+
+  it('steps to the deadlock: B gets 40P01 after the second pause and A completes', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    for (let i = 0; i < 5; i++) await p.next();
+    let s = p.view().snapshot;
+    expect(session(s, 'A').state).toBe('waiting');
+    expect(session(s, 'B').state).toBe('waiting');
+    expect(s.deadlock).toBeNull();
+    expect(s.clockMs).toBe(2000);
+    await p.next(); // the second pause: B's deadlock_timeout fires 1 s after it began to wait
+    s = p.view().snapshot;
+    expect(s.clockMs).toBe(4000);
+    expect(session(s, 'B').last?.error).toMatchObject({ sqlstate: '40P01', message: 'deadlock detected' });
+    expect(session(s, 'A').state).toBe('idle in transaction');
+    expect(s.deadlock).toMatchObject({ victim: 'B', atMs: 3000 });
+    while (p.cursor < p.script.length) await p.next();
+    s = p.view().snapshot;
+    expect(session(s, 'B').last?.results.at(-1)?.rows).toEqual([
+      ['1', '1000'],
+      ['2', '1000'],
+    ]);
+    await expect(p.next()).rejects.toThrow(ActionRefused);
+  });
+
+  it('goto(k) restores exactly the snapshot reached by stepping forward k times', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    const forward: EngineSnapshot[] = [p.view().snapshot];
+    while (p.cursor < p.script.length) {
+      await p.next();
+      forward.push(p.view().snapshot);
+    }
+    for (const k of [10, 6, 5, 3, 0]) {
+      await p.goto(k);
+      expect(p.cursor).toBe(k);
+      expect(p.view().snapshot).toEqual(forward[k]);
+    }
+    // Undo truncates the history; jumping forward steps again and reaches the same states.
+    await p.gotoCursor(7);
+    expect(p.view().snapshot).toEqual(forward[7]);
+    await p.gotoCursor(2);
+    expect(p.view().snapshot).toEqual(forward[2]);
+  });
+
+  it('an ad-hoc statement marks the state off script; undoing it returns on script', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await p.next();
+    await p.adHoc('B', 'SELECT balance FROM accounts WHERE id = 1');
+    const v = p.view();
+    expect(v.offScript).toBe(true);
+    expect(v.cursor).toBe(1);
+    expect(session(v.snapshot, 'B').last?.results[0].rows).toEqual([['1000']]);
+    expect(p.history).toEqual([{ type: 'step' }, { type: 'adhoc', session: 'B', sql: 'SELECT balance FROM accounts WHERE id = 1' }]);
+    await p.gotoCursor(1); // the latest state at cursor 1 keeps the ad-hoc work
+    expect(p.view().offScript).toBe(true);
+    await p.gotoCursor(0);
+    expect(p.view()).toMatchObject({ cursor: 0, offScript: false });
+  });
+
+  it('a busy session refuses ad-hoc SQL without changing anything', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    for (let i = 0; i < 3; i++) await p.next();
+    await expect(p.adHoc('A', 'SELECT 1')).rejects.toThrow(/Session A is busy/);
+    expect(p.history).toHaveLength(3);
+  });
+
+  it('advanceToNextTimer fires the deadlock detector of the session that waits longest', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await p.next();
+    await p.next();
+    await p.next(); // A waits for B; its deadlock_timeout is due at 1 s
+    await p.adHoc('B', 'UPDATE accounts SET balance = balance + 100 WHERE id = 1'); // B closes the cycle at once
+    let s = p.view().snapshot;
+    expect(s.timers.filter((t) => t.kind === 'deadlock_timeout').map((t) => t.session)).toEqual(['A', 'B']);
+    await p.advanceToNextTimer();
+    s = p.view().snapshot;
+    expect(s.clockMs).toBe(1000);
+    expect(s.deadlock).toMatchObject({ victim: 'A', atMs: 1000 });
+    expect(session(s, 'A').last?.error?.sqlstate).toBe('40P01');
+    expect(session(s, 'B').state).toBe('idle in transaction');
+    expect(p.view().offScript).toBe(true);
+  });
+
+  it('pg_sleep in an ad-hoc statement runs on the virtual clock', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    const t0 = performance.now();
+    await p.adHoc('A', 'SELECT pg_sleep(30)');
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(p.view().snapshot.clockMs).toBe(30_000);
+  });
+});
+
+describe('undo determinism in every lesson', () => {
+  const ids = readdirSync('lessons').filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/\.yaml$/, ''));
+  it.each(ids)('%s: goto(k) equals k steps forward, for every k', async (id) => {
+    const p = await Player.create(lesson(id), { executor: ex });
+    const forward: EngineSnapshot[] = [p.view().snapshot];
+    while (p.cursor < p.script.length) {
+      await p.next();
+      forward.push(p.view().snapshot);
+    }
+    for (let k = forward.length - 1; k >= 0; k--) {
+      await p.goto(k);
+      expect(p.view().snapshot).toEqual(forward[k]);
+    }
+  });
+});
+
+describe('Player over a spec', () => {
+  it('waits for a busy session before sending its next step, as isolationtester does', async () => {
+    const spec = parseSpec(`
+setup { CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1); }
+session s1
+setup { SET lock_timeout = '500ms'; }
+step s1a { BEGIN; }
+step s1b { UPDATE t SET id = id WHERE id = 1; }
+step s1c { COMMIT; }
+session s2
+step s2a { BEGIN; UPDATE t SET id = id WHERE id = 1; }
+step s2b { COMMIT; }
+permutation s2a s1a s1b s1c s2b
+`);
+    const p = await Player.create(spec, { executor: ex });
+    await p.next();
+    await p.next();
+    await p.next(); // s1b waits on s2's row
+    expect(session(p.view().snapshot, 's1').state).toBe('waiting');
+    await p.next(); // s1c must wait for s1b: its lock_timeout fires after 500 ms, then COMMIT runs
+    const s = p.view().snapshot;
+    expect(s.clockMs).toBe(500);
+    expect(s.events.some((e) => e.type === 'timeout' && e.session === 's1')).toBe(true);
+    expect(session(s, 's1').last?.step).toBe('s1c');
+  });
+});
+
+describe('historyIndexOfCursor', () => {
+  const h: PlayerAction[] = [{ type: 'step' }, { type: 'timer' }, { type: 'step' }, { type: 'advance', ms: 5 }];
+  it.each([
+    { cursor: 0, expected: 0 },
+    { cursor: 1, expected: 2 },
+    { cursor: 2, expected: 4 },
+  ])('cursor $cursor → prefix $expected', ({ cursor, expected }) => {
+    expect(historyIndexOfCursor(h, cursor)).toBe(expected);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The real PlayerBackend: the engine runs in a Web Worker (src/worker/worker.ts) behind a
+ * watchdog (src/worker/client.ts). Also the lesson catalog, bundled from lessons/*.yaml.
+ */
+import { parseLesson, type Lesson, type Localized } from '../scenario/lesson';
+import { EngineClient, type ClientEvent, type WatchdogLimits, type WorkerLike } from '../worker/client';
+import type { ScenarioSource } from '../worker/protocol';
+import type { PlayerView } from '../engine/player';
+import type { LessonCatalog, LessonSummary, PlayerBackend, PlayerState } from './backend';
+
+const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
+  string,
+  string
+>;
+
+/** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
+export interface LessonInfo extends LessonSummary {
+  title: Localized;
+  summary: Localized;
+  topics: string[];
+  level: Lesson['level'];
+  minutes: number;
+}
+
+interface BundledLesson {
+  info: LessonInfo;
+  yaml: string;
+}
+
+/** Every bundled lesson, parsed once; a broken file is skipped with a console error. */
+const bundled: Map<string, BundledLesson> = (() => {
+  const out = new Map<string, BundledLesson>();
+  for (const [path, yaml] of Object.entries(lessonFiles).sort(([a], [b]) => a.localeCompare(b))) {
+    try {
+      const l = parseLesson(yaml);
+      out.set(l.id, {
+        yaml,
+        info: {
+          id: l.id,
+          title: l.title,
+          summary: l.summary,
+          topics: [...l.topics],
+          topic: l.topics.join(', '),
+          level: l.level,
+          minutes: l.minutes,
+          steps: l.steps.filter((s) => s.kind !== 'predict').length,
+        },
+      });
+    } catch (e) {
+      console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  return out;
+})();
+
+/** The bundled lessons, in file-name order. */
+export function lessonInfos(): LessonInfo[] {
+  return [...bundled.values()].map((b) => structuredClone(b.info));
+}
+
+/** The lesson list for the UI. */
+export const lessonCatalog: LessonCatalog = { list: async () => lessonInfos() };
+
+/** The lesson's YAML text, for exporting or showing the source. */
+export function lessonYaml(id: string): string | undefined {
+  return bundled.get(id)?.yaml;
+}
+
+export interface WorkerBackendOptions {
+  limits?: Partial<WatchdogLimits>;
+  onEvent?: (e: ClientEvent) => void;
+  /** Defaults to the Vite-bundled module worker. */
+  createWorker?: () => WorkerLike;
+}
+
+/** Starts the engine Worker and returns the PlayerBackend over it. */
+export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBackend & { dispose(): void } {
+  const client = new EngineClient({
+    createWorker:
+      opts.createWorker ?? (() => new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike),
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+  });
+  const state = (v: PlayerView): PlayerState => v;
+  return {
+    async open(source) {
+      let src: ScenarioSource;
+      if (source.kind === 'lesson') {
+        const l = bundled.get(source.id);
+        if (!l) throw new Error(`There is no lesson "${source.id}".`);
+        src = { kind: 'lesson', id: source.id, yaml: l.yaml };
+      } else src = { kind: 'spec', text: source.text };
+      return state(await client.open(src));
+    },
+    next: async () => state(await client.act({ type: 'step' })),
+    goto: async (cursor) => state(await client.goto(cursor)),
+    reset: async () => state(await client.reset()),
+    runAdHoc: async (session, sql) => state(await client.act({ type: 'adhoc', session, sql })),
+    advance: async (ms) => state(await client.act({ type: 'advance', ms })),
+    advanceToNextTimer: async () => state(await client.act({ type: 'timer' })),
+    dispose: () => client.dispose(),
+  };
+}
+
+/** Dev hook for browser tests: `window.__lockstep`, only in dev builds or with `?debug` in the URL. */
+function installDevHook(): void {
+  if (typeof window === 'undefined') return;
+  if (!import.meta.env.DEV && !new URLSearchParams(window.location.search).has('debug')) return;
+  (window as unknown as { __lockstep: unknown }).__lockstep = { createWorkerBackend, lessonInfos, lessonCatalog };
+}
+installDevHook();

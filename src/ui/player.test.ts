@@ -1,0 +1,62 @@
+import { describe, expect, it, vi } from 'vitest';
+import { flushSync } from 'svelte';
+import { Player } from './player.svelte';
+import { fixtureBackend } from './fixtures/backend';
+import { deadlockScenario } from './fixtures/deadlock';
+import type { PlayerBackend } from './backend';
+
+describe('Player', () => {
+  it('serializes calls: rapid next() presses each advance one step, in order', async () => {
+    const p = new Player(fixtureBackend(deadlockScenario));
+    await p.open({ kind: 'lesson', id: 'deadlock' });
+    await Promise.all([p.next(), p.next(), p.next()]);
+    expect(p.cursor).toBe(3);
+    await p.prev();
+    expect(p.cursor).toBe(2);
+  });
+
+  it('opens at a given cursor and knows start and end', async () => {
+    const p = new Player(fixtureBackend(deadlockScenario));
+    await p.open({ kind: 'lesson', id: 'deadlock' }, 10);
+    expect(p.cursor).toBe(10);
+    expect(p.atEnd).toBe(true);
+    await p.next();
+    expect(p.cursor).toBe(10);
+  });
+
+  it('maps a timeline time back to the first visited step that reached it', async () => {
+    const p = new Player(fixtureBackend(deadlockScenario));
+    await p.open({ kind: 'lesson', id: 'deadlock' });
+    for (let i = 0; i < 9; i++) await p.next();
+    expect(p.jumpToTime(3100)).toBe(true);
+    await vi.waitFor(() => expect(p.cursor).toBe(8));
+    expect(p.jumpToTime(99_999)).toBe(false);
+  });
+
+  it('plays at the chosen speed and stops at the end', async () => {
+    vi.useFakeTimers();
+    try {
+      const p = new Player(fixtureBackend(deadlockScenario));
+      await p.open({ kind: 'lesson', id: 'deadlock' }, 8);
+      p.setSpeed(4);
+      p.play();
+      await vi.advanceTimersByTimeAsync(250);
+      expect(p.cursor).toBe(9);
+      await vi.advanceTimersByTimeAsync(1000);
+      flushSync();
+      expect(p.cursor).toBe(10);
+      expect(p.playing).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reports a failed backend call and stops playing', async () => {
+    const broken: PlayerBackend = { ...fixtureBackend(), next: () => Promise.reject(new Error('worker died')) };
+    const p = new Player(broken);
+    await p.open({ kind: 'lesson', id: 'deadlock' });
+    await p.next();
+    expect(p.failure).toBe('worker died');
+    expect(p.busy).toBe(false);
+  });
+});

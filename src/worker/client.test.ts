@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { EngineClient, explain, type WorkerLike } from './client';
+import type { PlayerAction, PlayerView } from '../engine/player';
+import type { Request, Response } from './protocol';
+
+/** A fake worker that keeps a history and never answers an ad-hoc statement containing "RECURSIVE". */
+class FakeWorker implements WorkerLike {
+  onmessage: ((ev: MessageEvent) => void) | null = null;
+  onerror: ((ev: ErrorEvent) => void) | null = null;
+  terminated = false;
+  received: Request[] = [];
+  private history: PlayerAction[] = [];
+
+  postMessage(message: unknown): void {
+    const req = message as Request;
+    this.received.push(req);
+    if (req.type === 'action' && req.action.type === 'adhoc' && req.action.sql.includes('RECURSIVE')) return; // runaway
+    if (req.type === 'open') this.history = [];
+    if (req.type === 'action') this.history.push(req.action);
+    if (req.type === 'replay') this.history = [...req.history];
+    const cursor = this.history.filter((a) => a.type === 'step').length;
+    const state = { snapshot: {}, script: [], cursor, offScript: this.history.some((a) => a.type !== 'step') } as unknown as PlayerView;
+    const res: Response = { id: req.id, ok: true, state, history: [...this.history], timing: { handleMs: 1 } };
+    queueMicrotask(() => this.onmessage?.({ data: res } as MessageEvent));
+  }
+
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+const runaway = 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r';
+
+describe('EngineClient watchdog', () => {
+  it('replaces a stuck worker and rebuilds from the history without the runaway action', async () => {
+    const workers: FakeWorker[] = [];
+    const events: string[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new FakeWorker();
+        workers.push(w);
+        return w;
+      },
+      limits: { actionMs: 50 },
+      onEvent: (e) => events.push(e.type),
+    });
+    await client.open({ kind: 'spec', text: 'x' });
+    await client.act({ type: 'step' });
+    await client.act({ type: 'adhoc', session: 'A', sql: 'SELECT 1' });
+    const state = await client.act({ type: 'adhoc', session: 'B', sql: runaway });
+
+    expect(workers).toHaveLength(2);
+    expect(workers[0].terminated).toBe(true);
+    expect(workers[1].terminated).toBe(false);
+    const rebuilt = workers[1].received.map(({ id: _id, ...rest }) => rest);
+    expect(rebuilt).toEqual([
+      { type: 'open', source: { kind: 'spec', text: 'x' } },
+      { type: 'replay', history: [{ type: 'step' }, { type: 'adhoc', session: 'A', sql: 'SELECT 1' }] },
+    ]);
+    expect(state.error).toBe('The statement did not finish within 0.05 s and was stopped; the scenario was rebuilt from its history.');
+    expect(state).toMatchObject({ cursor: 1, offScript: true });
+    expect(events).toContain('watchdog');
+    expect(events).toContain('rebuilt');
+    // The new worker carries on.
+    const after = await client.act({ type: 'step' });
+    expect(after.error).toBeUndefined();
+    expect(after.cursor).toBe(2);
+    expect(client.confirmedHistory).toHaveLength(3);
+  });
+
+  it('treats a crashed worker like a stuck one', async () => {
+    const workers: FakeWorker[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new FakeWorker();
+        workers.push(w);
+        return w;
+      },
+    });
+    await client.open({ kind: 'spec', text: 'x' });
+    const pending = client.act({ type: 'adhoc', session: 'A', sql: runaway });
+    await Promise.resolve();
+    workers[0].onerror?.({ message: 'RuntimeError: Aborted(OOM)' } as ErrorEvent);
+    const state = await pending;
+    expect(workers).toHaveLength(2);
+    expect(state.error).toBe('The statement failed (the worker crashed: RuntimeError: Aborted(OOM)); the scenario was rebuilt from its history.');
+  });
+
+  it('explains a stuck clock move in its own words', () => {
+    expect(explain({ type: 'action', action: { type: 'advance', ms: 1000 } }, 3000, 'no answer within 3000 ms')).toBe(
+      'Moving the clock did not finish within 3 s and was stopped; the scenario was rebuilt from its history.',
+    );
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The worker's request handler, independent of the Worker API (testable in Node): one PGlite,
+ * one Player at a time, requests handled strictly one after another.
+ */
+import { PgliteExecutor } from '../engine/executor/pglite';
+import { loadParser } from '../engine/sql';
+import { ActionRefused, Player, ScenarioSetupError } from '../engine/player';
+import { lessonToSpec, parseLesson } from '../scenario/lesson';
+import { parseSpec } from '../scenario/spec';
+import type { Spec } from '../scenario/types';
+import type { Command, Request, Response, ScenarioSource } from './protocol';
+
+/** Handles protocol requests; `handle` never throws. */
+export class Host {
+  private readonly boot: Promise<PgliteExecutor>;
+  private bootMs: number | undefined;
+  private player: Player | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private broken: string | null = null;
+
+  /** Starts PGlite and the SQL parser at once, so a scenario opens fast. */
+  constructor(createExecutor: () => Promise<PgliteExecutor> = () => PgliteExecutor.create()) {
+    const t0 = performance.now();
+    this.boot = Promise.all([createExecutor(), loadParser()]).then(([ex]) => {
+      this.bootMs = performance.now() - t0;
+      return ex;
+    });
+    this.boot.catch(() => undefined);
+  }
+
+  /** Answers one request after the ones before it. */
+  handle(req: Request): Promise<Response> {
+    const job = this.queue.then(() => this.answer(req));
+    this.queue = job;
+    return job;
+  }
+
+  private async answer(req: Request): Promise<Response> {
+    const t0 = performance.now();
+    const timing = () => ({ handleMs: performance.now() - t0, ...(this.bootMs !== undefined ? { bootMs: this.bootMs } : {}) });
+    if (this.broken) return { id: req.id, ok: false, kind: 'fatal', message: this.broken };
+    try {
+      if (req.type === 'ping') {
+        await this.boot;
+        return { id: req.id, ok: true, pong: true, timing: timing() };
+      }
+      const error = await this.run(req);
+      if (!this.player) return { id: req.id, ok: false, kind: 'no-scenario', message: 'No lesson or spec is open.' };
+      return { id: req.id, ok: true, state: this.player.view(error), history: [...this.player.history], timing: timing() };
+    } catch (e) {
+      if (e instanceof InvalidSource || e instanceof ScenarioSetupError) return { id: req.id, ok: false, kind: 'invalid-source', message: e.message };
+      // The player could not even rebuild itself: this PGlite is unusable.
+      this.broken = `The engine failed: ${messageOf(e)}`;
+      return { id: req.id, ok: false, kind: 'fatal', message: this.broken };
+    }
+  }
+
+  /** Runs a command; returns the learner-facing message when the command was refused or failed. */
+  private async run(cmd: Command): Promise<string | undefined> {
+    if (cmd.type === 'open') {
+      const spec = compile(cmd.source);
+      const executor = await this.boot;
+      this.player = null;
+      this.player = await Player.create(spec, {
+        executor,
+        ...(cmd.source.kind === 'spec' && cmd.source.permutation !== undefined ? { permutation: cmd.source.permutation } : {}),
+      });
+      return undefined;
+    }
+    const p = this.player;
+    if (!p) return undefined;
+    try {
+      switch (cmd.type) {
+        case 'action':
+          await p.perform(cmd.action);
+          return undefined;
+        case 'goto':
+          await p.gotoCursor(cmd.cursor);
+          return undefined;
+        case 'reset':
+          await p.goto(0);
+          return undefined;
+        case 'replay':
+          await p.replay(cmd.history);
+          return undefined;
+      }
+    } catch (e) {
+      if (e instanceof ActionRefused) return e.message;
+      // perform() already rebuilt the state without the failed action.
+      return `The engine failed on this action and the scenario was rebuilt without it: ${messageOf(e)}`;
+    }
+  }
+}
+
+class InvalidSource extends Error {}
+
+/** Lesson YAML or spec text → Spec; a problem is an InvalidSource. */
+function compile(source: ScenarioSource): Spec {
+  try {
+    return source.kind === 'lesson' ? lessonToSpec(parseLesson(source.yaml)) : parseSpec(source.text);
+  } catch (e) {
+    throw new InvalidSource(messageOf(e));
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,46 @@
+/**
+ * The message protocol between the main thread (client.ts) and the engine Worker (worker.ts).
+ * Every request carries an id; the worker answers each one exactly once, errors as data.
+ */
+import type { PlayerAction, PlayerView } from '../engine/player';
+
+/** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */
+export type ScenarioSource =
+  | { kind: 'lesson'; id: string; yaml: string }
+  | { kind: 'spec'; text: string; permutation?: number };
+
+/** A request without its id: one per PlayerBackend call, plus 'replay' for watchdog recovery. */
+export type Command =
+  | { type: 'open'; source: ScenarioSource }
+  | { type: 'action'; action: PlayerAction }
+  | { type: 'goto'; cursor: number }
+  | { type: 'reset' }
+  | { type: 'replay'; history: PlayerAction[] }
+  | { type: 'ping' };
+
+export type Request = Command & { id: number };
+
+/**
+ * Why a request failed. 'no-scenario': nothing is open; 'invalid-source': the lesson or spec
+ * does not parse; 'fatal': the worker's PGlite is unusable (the client restarts the worker).
+ */
+export type FailureKind = 'no-scenario' | 'invalid-source' | 'fatal';
+
+/** The answer to one request. `history` lets the client rebuild a replacement worker. */
+export type Response =
+  | { id: number; ok: true; state: PlayerView; history: PlayerAction[]; timing: Timing }
+  | { id: number; ok: true; pong: true; timing: Timing }
+  | { id: number; ok: false; kind: FailureKind; message: string };
+
+/** Where the worker spent its time on a request (ms, measured with performance.now()). */
+export interface Timing {
+  /** Time spent inside the worker handling this request. */
+  handleMs: number;
+  /** Worker start to PGlite + parser ready (same on every answer once known). */
+  bootMs?: number;
+}
+
+/** True for a message that answers a request. */
+export function isResponse(m: unknown): m is Response {
+  return typeof m === 'object' && m !== null && typeof (m as { id?: unknown }).id === 'number' && 'ok' in m;
+}

@@ -1,0 +1,693 @@
+/**
+ * Seeded generator of random isolationtester specs for differential fuzzing (simulator vs real
+ * PostgreSQL 18). Everything comes from one seed through mulberry32, so `seed N` always yields the
+ * same spec text.
+ *
+ * A spec is only useful if real PostgreSQL plays it deterministically, so the generator runs a
+ * small abstract lock model (rows, tuple-lock queues, unique keys, advisory locks, deadlock and
+ * lock timers on a virtual clock) while it builds the one explicit permutation:
+ *  - a step is only scheduled for a session the model says is not waiting, so the isolationtester
+ *    never blocks on a step whose releaser comes later in the permutation (that would hang);
+ *  - when every session is waiting, the model fires the next timer, as the isolationtester does by
+ *    waiting (real time on PostgreSQL, the virtual clock on the simulator);
+ *  - schedules whose outcome depends on a race on real PostgreSQL are rejected: two timers within
+ *    TIE_MARGIN_MS, two waiters chasing the same updated row, two woken statements contending for
+ *    the same rows, a deadlock cycle through a soft (queue-order) edge.
+ * The model is deliberately conservative; it is not the engine, and a schedule it mispredicts
+ * is still a valid test (the oracle is real PostgreSQL), only possibly a slow one.
+ */
+import type { Spec, SpecSession, SpecStep } from '../../src/scenario/types';
+
+/** A feature of the statement pool; each generated statement carries one tag. */
+export type FeatureTag =
+  | 'update-nonkey'
+  | 'update-key'
+  | 'delete'
+  | 'insert-unique'
+  | 'insert-on-conflict'
+  | 'insert-fk'
+  | 'select-for'
+  | 'nowait'
+  | 'multirow-lock'
+  | 'multirow-desc'
+  | 'skip-locked'
+  | 'advisory-xact'
+  | 'advisory-session'
+  | 'savepoint'
+  | 'lock-timeout'
+  | 'plain-select'
+  | 'rollback';
+
+export const ALL_FEATURES: readonly FeatureTag[] = [
+  'update-nonkey',
+  'update-key',
+  'delete',
+  'insert-unique',
+  'insert-on-conflict',
+  'insert-fk',
+  'select-for',
+  'nowait',
+  'multirow-lock',
+  'multirow-desc',
+  'skip-locked',
+  'advisory-xact',
+  'advisory-session',
+  'savepoint',
+  'lock-timeout',
+  'plain-select',
+  'rollback',
+];
+
+/**
+ * Features the simulator is known to get wrong (mirrors tests/conformance/known-divergences.json).
+ * The CI fuzz run never generates them; `run.ts --long` does. Remove a tag when the lead's fix lands.
+ */
+export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag, string>>> = {
+  'skip-locked': 'replay of a SKIP LOCKED statement is not deterministic (24-27-skip-locked-*.spec)',
+  'advisory-session': 'advisory locks: session-level lock bookkeeping (28, 30, 31)',
+  savepoint: 'savepoints: row locks taken inside a savepoint (46-savepoint-releases-row-lock.spec)',
+  'multirow-desc': 'row lock order: the simulator locks rows in ctid order, PostgreSQL in ORDER BY order (19)',
+  'plain-select':
+    'replay re-runs a plain SELECT whose result changed after another session committed (41-select-not-blocked-by-row-locks.spec)',
+};
+
+/** The features a CI run may generate: all but the known-divergent ones. */
+export const CI_FEATURES: readonly FeatureTag[] = ALL_FEATURES.filter((f) => !(f in FEATURES_WITH_KNOWN_DIVERGENCES));
+
+/** Per-session deadlock_timeout (ms). Far apart and far above step-issuing time: see fuzz README. */
+export const DEADLOCK_TIMEOUTS_MS = [400, 900, 1400, 1900] as const;
+/** The lock_timeout a `SET lock_timeout` step uses (ms); 250 ms away from every deadlock_timeout. */
+export const LOCK_TIMEOUT_MS = 650;
+/** Two timers closer than this on the model's clock make the schedule racy on real PostgreSQL. */
+export const TIE_MARGIN_MS = 200;
+/** Schedules longer than this on the virtual clock are rejected (they cost real time in CI). */
+export const MAX_VIRTUAL_MS = 4000;
+
+/** mulberry32: a tiny seeded PRNG. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+class Rng {
+  private readonly next: () => number;
+  constructor(seed: number) {
+    this.next = mulberry32(seed);
+  }
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.next() * xs.length)];
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
+
+const SCHEMA = `CREATE TABLE parent (id int PRIMARY KEY, v int NOT NULL);
+CREATE TABLE child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES parent, v int NOT NULL);
+CREATE TABLE queue (id int PRIMARY KEY, status text NOT NULL);
+CREATE TABLE users (id int PRIMARY KEY, email text NOT NULL UNIQUE, v int NOT NULL);
+INSERT INTO parent VALUES (1, 0), (2, 0), (3, 0);
+INSERT INTO child VALUES (1, 1, 0), (2, 2, 0), (3, 3, 0);
+INSERT INTO queue VALUES (1, 'new'), (2, 'new'), (3, 'new');
+INSERT INTO users VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0);`;
+
+const FINAL_CHECK =
+  `SELECT (SELECT string_agg(id || ':' || v, ' ' ORDER BY id) FROM parent) AS parent, ` +
+  `(SELECT string_agg(id || ':' || parent_id, ' ' ORDER BY id) FROM child) AS child, ` +
+  `(SELECT string_agg(id::text, ' ' ORDER BY id) FROM queue) AS queue, ` +
+  `(SELECT string_agg(id || ':' || email || ':' || v, ' ' ORDER BY id) FROM users) AS users;`;
+
+type Table = 'parent' | 'child' | 'queue' | 'users';
+/** Row lock modes: FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE, FOR UPDATE. */
+type RowMode = 'ks' | 'sh' | 'nku' | 'upd';
+const MODE_SQL: Record<RowMode, string> = { ks: 'FOR KEY SHARE', sh: 'FOR SHARE', nku: 'FOR NO KEY UPDATE', upd: 'FOR UPDATE' };
+/** README.tuplock's row-lock conflict table (the tuple heavyweight lock modes conflict the same way). */
+const CONFLICTS: Record<RowMode, readonly RowMode[]> = {
+  ks: ['upd'],
+  sh: ['nku', 'upd'],
+  nku: ['sh', 'nku', 'upd'],
+  upd: ['ks', 'sh', 'nku', 'upd'],
+};
+const conflicts = (a: RowMode, b: RowMode): boolean => CONFLICTS[a].includes(b);
+
+/** What a step does, for the model. */
+type Action =
+  | { kind: 'begin' }
+  | { kind: 'end'; commit: boolean }
+  | { kind: 'rows'; rows: string[]; mode: RowMode; modify?: 'update' | 'delete'; nowait?: boolean; skipLocked?: boolean }
+  | { kind: 'insertKey'; key: string; onConflict: boolean }
+  | { kind: 'advisory'; key: number; session: boolean }
+  | { kind: 'unlockAll' }
+  | { kind: 'savepoint' }
+  | { kind: 'rollbackTo' }
+  | { kind: 'setLockTimeout'; ms: number }
+  | { kind: 'noop' };
+
+interface GenStep {
+  name: string;
+  sql: string;
+  tag?: FeatureTag;
+  action: Action;
+}
+
+/** One lock a session holds. `session` advisory locks survive the transaction. */
+type Held =
+  | { kind: 'row'; row: string; mode: RowMode; modify?: 'update' | 'delete' }
+  | { kind: 'key'; key: string }
+  | { kind: 'adv'; key: number; session: boolean };
+
+interface Wait {
+  kind: 'row' | 'key' | 'adv';
+  res: string;
+  mode: RowMode;
+  /** Rows only: waiting for the tuple lock, or holding it and waiting on the holders' xids. */
+  stage: 'tuple' | 'xid';
+  seq: number;
+  deadlockAt: number;
+  checked: boolean;
+  lockTimeoutAt?: number;
+}
+
+interface Running {
+  action: Action;
+  /** Rows only: index of the row being locked. */
+  index: number;
+}
+
+interface ModelSession {
+  name: string;
+  deadlockMs: number;
+  lockTimeoutMs: number;
+  steps: GenStep[];
+  pos: number;
+  inTxn: boolean;
+  aborted: boolean;
+  savepointMark?: number;
+  held: Held[];
+  running?: Running;
+  wait?: Wait;
+}
+
+/** Thrown inside the model when the schedule would be racy on real PostgreSQL. */
+class Reject extends Error {}
+
+/** The abstract lock model that schedules a permutation. */
+class Model {
+  now = 0;
+  private seq = 0;
+  readonly deleted = new Set<string>();
+  readonly committedKeys = new Set<string>();
+  private woken = new Set<ModelSession>();
+  private touched = new Map<ModelSession, Set<string>>();
+
+  constructor(readonly sessions: ModelSession[]) {}
+
+  private others(s: ModelSession): ModelSession[] {
+    return this.sessions.filter((o) => o !== s);
+  }
+  private rowModes(s: ModelSession, row: string): RowMode[] {
+    return s.held.flatMap((h) => (h.kind === 'row' && h.row === row ? [h.mode] : []));
+  }
+  private rowBlockers(s: ModelSession, row: string, mode: RowMode): ModelSession[] {
+    return this.others(s).filter((o) => this.rowModes(o, row).some((m) => conflicts(mode, m)));
+  }
+  private rowVisible(s: ModelSession, row: string): boolean {
+    if (this.deleted.has(row)) return false;
+    return !s.held.some((h) => h.kind === 'row' && h.row === row && h.modify === 'delete');
+  }
+  private keyHolder(key: string): ModelSession | undefined {
+    return this.sessions.find((o) => o.held.some((h) => h.kind === 'key' && h.key === key));
+  }
+  private advHolders(s: ModelSession, key: number): ModelSession[] {
+    return this.others(s).filter((o) => o.held.some((h) => h.kind === 'adv' && h.key === key));
+  }
+  private waitersOn(res: string): ModelSession[] {
+    return this.sessions.filter((o) => o.wait?.res === res).sort((a, b) => a.wait!.seq - b.wait!.seq);
+  }
+
+  /** Runs the session's next step. */
+  runStep(s: ModelSession): void {
+    const step = s.steps[s.pos++];
+    const a = step.action;
+    this.woken = new Set();
+    this.touched = new Map();
+    if (a.kind === 'begin') {
+      s.inTxn = true;
+      return;
+    }
+    if (a.kind === 'end') {
+      this.endTxn(s, a.commit && !s.aborted);
+      return;
+    }
+    if (s.aborted && a.kind !== 'rollbackTo') return; // 25P02, no effect
+    switch (a.kind) {
+      case 'rollbackTo':
+        if (s.savepointMark === undefined) return;
+        this.releaseTo(s, s.savepointMark);
+        s.aborted = false;
+        this.pump();
+        return;
+      case 'savepoint':
+        s.savepointMark = s.held.length;
+        return;
+      case 'setLockTimeout':
+        s.lockTimeoutMs = a.ms;
+        return;
+      case 'unlockAll':
+        s.held = s.held.filter((h) => !(h.kind === 'adv' && h.session));
+        this.pump();
+        return;
+      case 'noop':
+        return;
+      default:
+        s.running = { action: a, index: 0 };
+        this.continueRunning(s);
+    }
+  }
+
+  /** Drives a running statement until it completes, fails or has to wait. */
+  private continueRunning(s: ModelSession): void {
+    const r = s.running!;
+    const a = r.action;
+    if (a.kind === 'rows') {
+      let locked = 0;
+      for (; r.index < a.rows.length; r.index++) {
+        const row = a.rows[r.index];
+        this.touch(s, row);
+        if (!this.rowVisible(s, row)) continue;
+        if (a.skipLocked && locked >= 1) break;
+        const blockers = this.rowBlockers(s, row, a.mode);
+        if (blockers.length === 0) {
+          s.held.push({ kind: 'row', row, mode: a.mode, ...(a.modify ? { modify: a.modify } : {}) });
+          locked++;
+          continue;
+        }
+        if (a.skipLocked) continue;
+        if (a.nowait) return this.fail(s);
+        // Tuple lock: free when no other waiter holds or queues for it in a conflicting mode.
+        const queue = this.waitersOn(row);
+        const tupleFree = !queue.some((w) => conflicts(a.mode, w.wait!.mode));
+        return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: tupleFree ? 'xid' : 'tuple' });
+      }
+      s.running = undefined;
+      return;
+    }
+    if (a.kind === 'insertKey') {
+      if (this.committedKeys.has(a.key) || s.held.some((h) => h.kind === 'key' && h.key === a.key)) {
+        s.running = undefined;
+        if (!a.onConflict) this.fail(s);
+        return;
+      }
+      const holder = this.keyHolder(a.key);
+      if (holder) {
+        if (this.waitersOn(a.key).length > 0) throw new Reject('two waiters on one unique key');
+        return this.startWait(s, { kind: 'key', res: a.key, mode: 'upd', stage: 'xid' });
+      }
+      s.held.push({ kind: 'key', key: a.key });
+      s.running = undefined;
+      return;
+    }
+    if (a.kind === 'advisory') {
+      const res = `adv:${a.key}`;
+      const mine = s.held.some((h) => h.kind === 'adv' && h.key === a.key);
+      if (!mine && (this.advHolders(s, a.key).length > 0 || this.waitersOn(res).length > 0)) {
+        return this.startWait(s, { kind: 'adv', res, mode: 'upd', stage: 'xid' });
+      }
+      s.held.push({ kind: 'adv', key: a.key, session: a.session });
+      s.running = undefined;
+      return;
+    }
+    s.running = undefined;
+  }
+
+  private touch(s: ModelSession, row: string): void {
+    if (!this.touched.has(s)) this.touched.set(s, new Set());
+    this.touched.get(s)!.add(row);
+  }
+
+  private startWait(s: ModelSession, w: Omit<Wait, 'seq' | 'deadlockAt' | 'checked' | 'lockTimeoutAt'>): void {
+    s.wait = {
+      ...w,
+      seq: this.seq++,
+      deadlockAt: this.now + s.deadlockMs,
+      checked: false,
+      ...(s.lockTimeoutMs > 0 ? { lockTimeoutAt: this.now + s.lockTimeoutMs } : {}),
+    };
+  }
+
+  /** An error in the running statement: the (sub)transaction aborts and its locks go at once. */
+  private fail(s: ModelSession): void {
+    s.running = undefined;
+    s.wait = undefined;
+    s.aborted = true;
+    this.releaseTo(s, s.savepointMark ?? 0);
+  }
+
+  private releaseTo(s: ModelSession, mark: number): void {
+    s.held = s.held.filter((h, i) => i < mark || (h.kind === 'adv' && h.session));
+  }
+
+  private endTxn(s: ModelSession, commit: boolean): void {
+    const rows = new Set(s.held.flatMap((h) => (h.kind === 'row' && h.modify ? [h.row] : [])));
+    if (commit) {
+      for (const row of rows) if (this.waitersOn(row).length >= 2) throw new Reject('two waiters chase an updated row');
+      for (const h of s.held) {
+        if (h.kind === 'row' && h.modify === 'delete') this.deleted.add(h.row);
+        if (h.kind === 'key') this.committedKeys.add(h.key);
+      }
+    }
+    s.held = s.held.filter((h) => h.kind === 'adv' && h.session);
+    s.inTxn = false;
+    s.aborted = false;
+    s.savepointMark = undefined;
+    this.pump();
+  }
+
+  /** Wakes waiters whose locks are free, in queue order, until nothing changes. */
+  pump(): void {
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const s of this.sessions.filter((o) => o.wait).sort((a, b) => a.wait!.seq - b.wait!.seq)) {
+        if (this.tryProgress(s)) changed = true;
+      }
+    }
+    const woken = [...this.woken];
+    for (let i = 0; i < woken.length; i++)
+      for (let j = i + 1; j < woken.length; j++) {
+        const a = this.touched.get(woken[i]) ?? new Set();
+        const b = this.touched.get(woken[j]) ?? new Set();
+        if ([...a].some((r) => b.has(r))) throw new Reject('two woken statements contend for the same rows');
+      }
+  }
+
+  private tryProgress(s: ModelSession): boolean {
+    const w = s.wait!;
+    const a = s.running!.action;
+    if (w.kind === 'row') {
+      if (w.stage === 'tuple') {
+        const ahead = this.waitersOn(w.res).filter((o) => o !== s && o.wait!.seq < w.seq);
+        if (ahead.some((o) => conflicts(w.mode, o.wait!.mode))) return false;
+        if (this.rowVisible(s, w.res) && this.rowBlockers(s, w.res, w.mode).length > 0) {
+          // Holds the tuple lock now; a new sleep on the holders' xids, with new timers.
+          s.wait = undefined;
+          this.startWait(s, { kind: 'row', res: w.res, mode: w.mode, stage: 'xid' });
+          return true;
+        }
+      } else if (this.rowVisible(s, w.res) && this.rowBlockers(s, w.res, w.mode).length > 0) return false;
+      s.wait = undefined;
+      this.woken.add(s);
+      this.continueRunning(s); // re-checks the row: locks it, or skips it if it was deleted
+      return true;
+    }
+    if (w.kind === 'key') {
+      const holder = this.keyHolder(w.res);
+      if (holder && holder !== s) return false;
+      s.wait = undefined;
+      this.woken.add(s);
+      this.continueRunning(s);
+      return true;
+    }
+    const key = (a as { key: number }).key;
+    if (this.advHolders(s, key).length > 0) return false;
+    if (this.waitersOn(w.res).some((o) => o !== s && o.wait!.seq < w.seq)) return false;
+    s.wait = undefined;
+    this.woken.add(s);
+    this.continueRunning(s);
+    return true;
+  }
+
+  /** The pending timers, earliest first. */
+  private timers(): { at: number; s: ModelSession; kind: 'deadlock' | 'lock' }[] {
+    const out: { at: number; s: ModelSession; kind: 'deadlock' | 'lock' }[] = [];
+    for (const s of this.sessions) {
+      if (!s.wait) continue;
+      if (!s.wait.checked) out.push({ at: s.wait.deadlockAt, s, kind: 'deadlock' });
+      if (s.wait.lockTimeoutAt !== undefined) out.push({ at: s.wait.lockTimeoutAt, s, kind: 'lock' });
+    }
+    return out.sort((a, b) => a.at - b.at);
+  }
+
+  /** Fires the next timer; false when none is pending (the schedule would hang). */
+  fireNextTimer(): boolean {
+    const [t, next] = this.timers();
+    if (!t) return false;
+    if (next && next.at - t.at < TIE_MARGIN_MS) throw new Reject('two timers too close');
+    this.now = t.at;
+    if (this.now > MAX_VIRTUAL_MS) throw new Reject('schedule too long');
+    this.woken = new Set();
+    this.touched = new Map();
+    if (t.kind === 'lock') {
+      this.fail(t.s);
+      this.pump();
+      return true;
+    }
+    t.s.wait!.checked = true;
+    const cycle = this.findCycle(t.s);
+    if (cycle === 'soft') throw new Reject('deadlock cycle through a soft edge');
+    if (cycle) {
+      this.fail(t.s);
+      this.pump();
+    }
+    return true;
+  }
+
+  /** Wait-for edges of a waiting session: hard to lock holders, soft to earlier queued requests. */
+  private edges(s: ModelSession): { to: ModelSession; soft: boolean }[] {
+    const w = s.wait;
+    if (!w) return [];
+    if (w.kind === 'key') return [{ to: this.keyHolder(w.res)!, soft: false }];
+    if (w.kind === 'adv') {
+      const key = Number(w.res.slice(4));
+      const holders = this.advHolders(s, key).map((to) => ({ to, soft: false }));
+      const ahead = this.waitersOn(w.res).filter((o) => o !== s && o.wait!.seq < w.seq);
+      return [...holders, ...ahead.map((to) => ({ to, soft: true }))];
+    }
+    if (w.stage === 'xid') return this.rowBlockers(s, w.res, w.mode).map((to) => ({ to, soft: false }));
+    const queue = this.waitersOn(w.res).filter(
+      (o) => o !== s && conflicts(w.mode, o.wait!.mode) && (o.wait!.stage === 'xid' || o.wait!.seq < w.seq),
+    );
+    return queue.map((o) => ({ to: o, soft: o.wait!.stage === 'tuple' }));
+  }
+
+  private findCycle(start: ModelSession): boolean | 'soft' {
+    let found: boolean | 'soft' = false;
+    const visit = (s: ModelSession, soft: boolean, seen: Set<ModelSession>): void => {
+      for (const e of this.edges(s)) {
+        if (e.to === start) {
+          if (soft || e.soft) found = found || 'soft';
+          else found = true;
+          continue;
+        }
+        if (seen.has(e.to)) continue;
+        seen.add(e.to);
+        visit(e.to, soft || e.soft, seen);
+      }
+    };
+    visit(start, false, new Set([start]));
+    return found;
+  }
+}
+
+/** A generated schedule. */
+export interface Generated {
+  seed: number;
+  spec: Spec;
+  /** Feature tags of the statements it contains. */
+  features: FeatureTag[];
+  /** The schedule's length on the model's virtual clock (ms). */
+  virtualMs: number;
+}
+
+export interface GenerateOptions {
+  /** Features the pool may use; default CI_FEATURES. */
+  features?: readonly FeatureTag[];
+}
+
+const TABLE_IDS = [1, 2, 3];
+
+/** Draws one statement for session `si` (0-based). */
+function drawStatement(rng: Rng, si: number, n: number, features: readonly FeatureTag[], ctx: { inserts: number }): GenStep[] {
+  const name = `s${si + 1}${String.fromCharCode(97 + n)}`;
+  const tag = rng.pick(features.filter((f) => f !== 'rollback' && f !== 'savepoint'));
+  const k = rng.pick(TABLE_IDS);
+  const mode = rng.pick<RowMode>(['ks', 'sh', 'nku', 'upd']);
+  const lockTable = rng.pick<Table>(['parent', 'users', 'queue']);
+  const row = (t: Table, id: number): string => `${t}:${id}`;
+  const one = (sql: string, action: Action): GenStep[] => [{ name, sql, tag, action }];
+  switch (tag) {
+    case 'update-nonkey': {
+      const t = rng.pick<Table>(['parent', 'users', 'child']);
+      const by = (si + 1) * 10 + n;
+      return one(`UPDATE ${t} SET v = v + ${by} WHERE id = ${k} RETURNING v;`, { kind: 'rows', rows: [row(t, k)], mode: 'nku', modify: 'update' });
+    }
+    case 'update-key':
+      return one(`UPDATE users SET email = email || '${si + 1}' WHERE id = ${k} RETURNING email;`, {
+        kind: 'rows',
+        rows: [row('users', k)],
+        mode: 'upd',
+        modify: 'update',
+      });
+    case 'delete': {
+      const t = rng.pick<Table>(['queue', 'child']);
+      return one(`DELETE FROM ${t} WHERE id = ${k};`, { kind: 'rows', rows: [row(t, k)], mode: 'upd', modify: 'delete' });
+    }
+    case 'insert-unique':
+    case 'insert-on-conflict': {
+      const j = rng.int(0, 1);
+      const conflict = tag === 'insert-on-conflict' ? ' ON CONFLICT DO NOTHING' : '';
+      return one(`INSERT INTO users VALUES (${10 + j}, 'n${j}', ${si + 1})${conflict};`, {
+        kind: 'insertKey',
+        key: `users:${10 + j}`,
+        onConflict: tag === 'insert-on-conflict',
+      });
+    }
+    case 'insert-fk': {
+      const id = 100 + (si + 1) * 10 + ctx.inserts++;
+      return one(`INSERT INTO child VALUES (${id}, ${k}, 0);`, { kind: 'rows', rows: [row('parent', k)], mode: 'ks' });
+    }
+    case 'select-for':
+    case 'nowait': {
+      const nowait = tag === 'nowait';
+      return one(`SELECT id FROM ${lockTable} WHERE id = ${k} ${MODE_SQL[mode]}${nowait ? ' NOWAIT' : ''};`, {
+        kind: 'rows',
+        rows: [row(lockTable, k)],
+        mode,
+        nowait,
+      });
+    }
+    case 'multirow-lock':
+    case 'multirow-desc': {
+      const ids = TABLE_IDS.filter(() => rng.chance(0.7));
+      if (ids.length < 2) ids.splice(0, ids.length, 1, 3);
+      const desc = tag === 'multirow-desc';
+      const order = desc ? [...ids].reverse() : ids;
+      return one(`SELECT id FROM ${lockTable} WHERE id IN (${ids.join(', ')}) ORDER BY id${desc ? ' DESC' : ''} ${MODE_SQL[mode]};`, {
+        kind: 'rows',
+        rows: order.map((id) => row(lockTable, id)),
+        mode,
+      });
+    }
+    case 'skip-locked':
+      return one(`SELECT id FROM queue ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED;`, {
+        kind: 'rows',
+        rows: TABLE_IDS.map((id) => row('queue', id)),
+        mode: 'upd',
+        skipLocked: true,
+      });
+    case 'advisory-xact':
+    case 'advisory-session': {
+      const key = rng.int(1, 2);
+      const session = tag === 'advisory-session';
+      return one(`SELECT ${session ? 'pg_advisory_lock' : 'pg_advisory_xact_lock'}(${key});`, { kind: 'advisory', key, session });
+    }
+    case 'lock-timeout':
+      return one(`SET lock_timeout = '${LOCK_TIMEOUT_MS}ms';`, { kind: 'setLockTimeout', ms: LOCK_TIMEOUT_MS });
+    case 'plain-select':
+      return one(`SELECT id FROM ${lockTable} WHERE id = ${k};`, { kind: 'noop' });
+    default:
+      throw new Error(`unknown feature ${tag}`);
+  }
+}
+
+/** Draws one session's transaction: BEGIN, 1–4 statements, COMMIT or ROLLBACK, post-transaction steps. */
+function drawSession(rng: Rng, si: number, features: readonly FeatureTag[]): GenStep[] {
+  const p = `s${si + 1}`;
+  const steps: GenStep[] = [
+    rng.chance(0.5)
+      ? { name: `${p}begin`, sql: 'BEGIN;', action: { kind: 'begin' } }
+      : { name: `${p}begin`, sql: 'BEGIN ISOLATION LEVEL READ COMMITTED;', action: { kind: 'begin' } },
+  ];
+  const count = rng.int(1, 4);
+  const ctx = { inserts: 0 };
+  const body: GenStep[] = [];
+  for (let n = 0; n < count; n++) body.push(...drawStatement(rng, si, n, features, ctx));
+  if (features.includes('savepoint') && rng.chance(0.3)) {
+    const at = rng.int(0, body.length - 1);
+    body.splice(at, 0, { name: `${p}sp`, sql: 'SAVEPOINT sp;', tag: 'savepoint', action: { kind: 'savepoint' } });
+    body.push({ name: `${p}rbsp`, sql: 'ROLLBACK TO SAVEPOINT sp;', tag: 'savepoint', action: { kind: 'rollbackTo' } });
+  }
+  steps.push(...body);
+  const rollback = features.includes('rollback') && rng.chance(0.25);
+  steps.push(
+    rollback
+      ? { name: `${p}rollback`, sql: 'ROLLBACK;', tag: 'rollback', action: { kind: 'end', commit: false } }
+      : { name: `${p}commit`, sql: 'COMMIT;', action: { kind: 'end', commit: true } },
+  );
+  if (body.some((s) => s.tag === 'advisory-session')) {
+    steps.push({ name: `${p}unlock`, sql: 'SELECT pg_advisory_unlock_all();', tag: 'advisory-session', action: { kind: 'unlockAll' } });
+  }
+  return steps;
+}
+
+/** Tries to order the sessions' steps into a race-free, hang-free permutation; null if it cannot. */
+function schedule(rng: Rng, sessions: ModelSession[]): { order: string[]; virtualMs: number } | null {
+  const model = new Model(sessions);
+  const order: string[] = [];
+  try {
+    for (;;) {
+      const left = sessions.filter((s) => s.pos < s.steps.length);
+      if (left.length === 0) break;
+      const ready = left.filter((s) => !s.wait);
+      if (ready.length === 0) {
+        if (!model.fireNextTimer()) return null;
+        continue;
+      }
+      const s = rng.pick(ready);
+      order.push(s.steps[s.pos].name);
+      model.runStep(s);
+    }
+  } catch (e) {
+    if (e instanceof Reject) return null;
+    throw e;
+  }
+  return { order, virtualMs: model.now };
+}
+
+/** Generates the spec for `seed`: deterministic, replayable, race-free on real PostgreSQL. */
+export function generate(seed: number, opts: GenerateOptions = {}): Generated {
+  const features = opts.features ?? CI_FEATURES;
+  const rng = new Rng(seed);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const n = rng.int(2, 4);
+    const drawn = Array.from({ length: n }, (_, si) => drawSession(rng, si, features));
+    for (let tries = 0; tries < 10; tries++) {
+      const sessions: ModelSession[] = drawn.map((steps, si) => ({
+        name: `s${si + 1}`,
+        deadlockMs: DEADLOCK_TIMEOUTS_MS[si],
+        lockTimeoutMs: 0,
+        steps,
+        pos: 0,
+        inTxn: false,
+        aborted: false,
+        held: [],
+      }));
+      const result = schedule(rng, sessions);
+      if (!result) continue;
+      const lastSession = sessions[rng.int(0, n - 1)];
+      const check: GenStep = { name: `${lastSession.name}check`, sql: FINAL_CHECK, action: { kind: 'noop' } };
+      const specSessions: SpecSession[] = sessions.map((s) => ({
+        name: s.name,
+        setup: `SET deadlock_timeout = '${s.deadlockMs}ms';`,
+        steps: [...s.steps, ...(s === lastSession ? [check] : [])].map((st): SpecStep => ({ name: st.name, sql: st.sql })),
+      }));
+      const spec: Spec = {
+        setup: [SCHEMA],
+        teardown: 'DROP TABLE child, parent, queue, users;',
+        sessions: specSessions,
+        permutations: [{ steps: [...result.order, check.name].map((step) => ({ step, blockers: [] })) }],
+      };
+      const tags = new Set(drawn.flat().flatMap((st) => (st.tag ? [st.tag] : [])));
+      return { seed, spec, features: ALL_FEATURES.filter((f) => tags.has(f)), virtualMs: result.virtualMs };
+    }
+  }
+  throw new Error(`seed ${seed}: no race-free schedule found`);
+}
