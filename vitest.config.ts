@@ -11,6 +11,9 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'tests/**/*.test.ts'],
           exclude: ['src/ui/**', 'tests/e2e/**', 'node_modules/**'],
           globalSetup: ['tests/setup/postgres.ts'],
+          // Real PostgreSQL decides deadlock victims on wall-clock timers: running test files in
+          // parallel on 2 cores can stall a session past deadlock_timeout and change the outcome.
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

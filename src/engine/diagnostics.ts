@@ -4,14 +4,15 @@
  * dry run whose statement mentions them, the engine runs `diagnosticsSql(...)` inside the dry-run
  * transaction and then `SET LOCAL search_path = ${shadowSearchPath(userPath)}`: unqualified names
  * then resolve to objects in SHADOW_SCHEMA that show the simulated multi-session truth in
- * PostgreSQL 18's exact shape (column names and types, function signatures). ROLLBACK removes them.
+ * PostgreSQL 18's exact shape (column names and types, function signatures). ROLLBACK removes
+ * the objects and the transaction-local settings that carry the state.
  *
  * Pure: builds SQL text only, no PGlite import.
  *
- * Objects created (all in SHADOW_SCHEMA, a real schema: functions cannot be found on the search
- * path from pg_temp, and views rather than tables avoid relation files and heap scans):
- *  - view pg_locks: the engine's LockRows, plus the running session's own locks on the objects its
- *    statement reads (as real PostgreSQL shows its AccessShareLock on pg_locks and its virtualxid);
+ * Objects (in SHADOW_SCHEMA, a real schema: functions in pg_temp are never found through the
+ * search_path; views, not tables: no relation files, nothing for the engine's heap scans):
+ *  - view pg_locks: the engine's LockRows, plus the running session's own locks on what its
+ *    statement reads (PostgreSQL shows the asker's AccessShareLock on pg_locks and its virtualxid);
  *  - view pg_stat_activity: one row per simulated session, then PostgreSQL 18's auxiliary processes;
  *  - functions pg_blocking_pids(integer), pg_backend_pid(),
  *    pg_isolation_test_session_is_blocked(integer, integer[]);
@@ -25,9 +26,6 @@ export const SHADOW_SCHEMA = 'lockstep_sim';
 /** Virtual time 0 as a timestamptz. */
 export const DIAG_EPOCH = '2026-01-01 00:00:00+00';
 const EPOCH_MS = Date.UTC(2026, 0, 1);
-
-/** Transaction-local setting holding the backend's relation locks taken before the user's statement. */
-const BASELINE_GUC = 'lockstep.diag_baseline';
 
 export interface DiagnosticsInput {
   /** All simulated sessions (connected ones: omit sessions whose backend was terminated). */
@@ -85,7 +83,8 @@ const G = {
   baseline: 'lockstep.diag_baseline',
 } as const;
 
-const setting = (name: string): string => `pg_catalog.current_setting('${name}', true)`;
+/** A setting's value, NULL when unset (after a transaction that set it ends, a placeholder reads ''). */
+const setting = (name: string): string => `NULLIF(pg_catalog.current_setting('${name}', true), '')`;
 
 const S = SHADOW_SCHEMA;
 
@@ -129,13 +128,13 @@ CREATE OR REPLACE FUNCTION ${S}.pg_blocking_pids(integer) RETURNS integer[] LANG
 CREATE OR REPLACE FUNCTION ${S}.pg_isolation_test_session_is_blocked(integer, integer[]) RETURNS boolean LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
   AS $$SELECT ${S}.pg_blocking_pids($1) OPERATOR(pg_catalog.&&) $2$$;
 CREATE OR REPLACE FUNCTION ${S}.now() RETURNS timestamp with time zone LANGUAGE sql STABLE STRICT PARALLEL SAFE
-  AS $$SELECT ${setting(G.xactNow)}::timestamp with time zone$$;
+  AS $$SELECT coalesce(${setting(G.xactNow)}::timestamp with time zone, pg_catalog.now())$$;
 CREATE OR REPLACE FUNCTION ${S}.transaction_timestamp() RETURNS timestamp with time zone LANGUAGE sql STABLE STRICT PARALLEL SAFE
-  AS $$SELECT ${setting(G.xactNow)}::timestamp with time zone$$;
+  AS $$SELECT coalesce(${setting(G.xactNow)}::timestamp with time zone, pg_catalog.transaction_timestamp())$$;
 CREATE OR REPLACE FUNCTION ${S}.statement_timestamp() RETURNS timestamp with time zone LANGUAGE sql STABLE STRICT PARALLEL SAFE
-  AS $$SELECT ${setting(G.stmtNow)}::timestamp with time zone$$;
+  AS $$SELECT coalesce(${setting(G.stmtNow)}::timestamp with time zone, pg_catalog.statement_timestamp())$$;
 CREATE OR REPLACE FUNCTION ${S}.clock_timestamp() RETURNS timestamp with time zone LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
-  AS $$SELECT ${setting(G.clockNow)}::timestamp with time zone$$;`;
+  AS $$SELECT coalesce(${setting(G.clockNow)}::timestamp with time zone, pg_catalog.clock_timestamp())$$;`;
 
 /**
  * PostgreSQL 18's auxiliary processes as a fresh server lists them, with pid offsets from the

@@ -19,6 +19,7 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
+import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
@@ -40,6 +41,8 @@ import type { PgMessage, StatementResult, StepResult } from '../scenario/types';
 const DATABASE_OID = 5;
 const FIRST_XID = 750;
 const FIRST_PID = 4101;
+/** The prepared transaction that keeps the xmin horizon behind every exported snapshot. */
+const PIN_GID = 'lockstep_snapshot_pin';
 const GUC_NAMES = ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation'] as const;
 
 interface HeldLock {
@@ -72,6 +75,8 @@ interface Txn {
   /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
   sets: string[];
   localSets: string[];
+  /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
+  snapshot?: string;
   /** Tuples this transaction updated or deleted (committed versions), for RR serialization checks. */
   modified: Map<string, 'update' | 'delete'>;
 }
@@ -571,15 +576,16 @@ export class Engine {
     const txn = s.txn!;
     if (txn.log.length) {
       const replay = replaySql(txn.log);
-      const sql = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT`;
+      const begin = await this.beginSql(s, false);
+      const sql = `${begin.sql}${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT`;
       const r = await this.ex.run(sql);
       if (r.error) {
         await this.ex.run('ROLLBACK');
         await this.endTxn(s, false);
         return r.error;
       }
-      this.verifyReplay(s, r, 1 + this.gucCount(s), replay.checks);
-      const mapRows = r.results[1 + this.gucCount(s) + replay.checks.length]?.rows ?? [];
+      this.verifyReplay(s, r, begin.count + this.gucCount(s), replay.checks);
+      const mapRows = r.results[begin.count + this.gucCount(s) + replay.checks.length]?.rows ?? [];
       this.followUpdates(s, new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])));
       await this.ex.run('SELECT pg_catalog.pg_advisory_unlock_all()');
       this.catalog = await readCatalog(this.ex);
@@ -641,6 +647,7 @@ export class Engine {
     } else this.event({ type: 'rollback', atMs: this.clock, session: s.name });
     const hadSets = txn.sets.length + txn.localSets.length > 0;
     s.txn = null;
+    await this.maybeUnpin();
     this.lastEnded.set(s.name, { committed, modified: txn.modified });
     this.queueResumes(woken);
     this.wakeKeyWaiters(s);
@@ -684,6 +691,39 @@ export class Engine {
 
   // ───────────────────────────── statements through PGlite ─────────────────────────────
 
+  /**
+   * How a replay transaction starts. READ COMMITTED: a plain BEGIN. REPEATABLE READ and
+   * SERIALIZABLE: the session's snapshot from its first statement is imported, so later steps
+   * see the database as that statement did (and PostgreSQL itself raises 40001 on conflicts);
+   * the first statement exports it. Returns the SQL and how many results it produces.
+   */
+  private async beginSql(s: Sess, takeSnapshot: boolean): Promise<{ sql: string; count: number; exporting: boolean }> {
+    const txn = s.txn!;
+    const begin = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n`;
+    if (txn.isolation === 'read committed') return { sql: begin, count: 1, exporting: false };
+    if (txn.snapshot) {
+      const id = await this.ex.stageSnapshotImport(txn.snapshot);
+      return { sql: `${begin}SET TRANSACTION SNAPSHOT '${id}';\n`, count: 2, exporting: false };
+    }
+    if (!takeSnapshot) return { sql: begin, count: 1, exporting: false };
+    // One pin, older than every exported snapshot, for as long as any session holds one: the
+    // importing backend's xmin must not pass the snapshot's xmin.
+    if (!this.pinned) {
+      await this.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
+      this.pinned = true;
+    }
+    return { sql: `${begin}SELECT pg_catalog.pg_export_snapshot();\n`, count: 2, exporting: true };
+  }
+
+  private pinned = false;
+
+  /** Releases the pin once no session keeps a snapshot. */
+  private async maybeUnpin(): Promise<void> {
+    if (!this.pinned || [...this.sessions.values()].some((o) => o.txn?.snapshot)) return;
+    await this.ex.run(`ROLLBACK PREPARED '${PIN_GID}'`);
+    this.pinned = false;
+  }
+
   private gucSql(s: Sess): string {
     const t = s.txn;
     const all = [...s.sets, ...(t?.sets ?? []), ...(t?.localSets ?? [])];
@@ -717,6 +757,7 @@ export class Engine {
     if (dry.raw.error) {
       // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
       const wait = dry.raw.error.sqlstate === '23505' ? this.keyBlocker(s, dry.raw.error) : undefined;
+      if (wait) this.currentXid(s);
       if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
@@ -776,9 +817,8 @@ export class Engine {
       for (const o of this.sessions.values()) {
         if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
         const gid = `lockstep_${o.index}`;
-        const r = await this.ex.run(
-          `BEGIN ISOLATION LEVEL ${o.txn.isolation.toUpperCase()};\n${this.gucSql(o)}${replaySql(o.txn.log).sql}PREPARE TRANSACTION '${gid}'`,
-        );
+        const begin = await this.beginSql(o, false);
+        const r = await this.ex.run(`${begin.sql}${this.gucSql(o)}${replaySql(o.txn.log).sql}PREPARE TRANSACTION '${gid}'`);
         if (r.error) {
           await this.ex.run('ROLLBACK');
           for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
@@ -798,20 +838,22 @@ export class Engine {
     const txn = s.txn!;
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisoryLockSql(a.tag, a.mode) + ';\n').join('');
     const replay = replaySql(txn.log);
-    const prefix = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n${this.gucSql(s)}${advisoryPrefix}${replay.sql}${this.shadowSql(s, st)}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
+    const begin = await this.beginSql(s, true);
+    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${this.shadowSql(s, st)}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
     const pre = await this.ex.run(prefix);
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
     }
+    if (begin.exporting) txn.snapshot = this.ex.readExportedSnapshot(pre.results[1]!.rows![0][0]!);
     try {
-      this.verifyReplay(s, pre, 1 + this.gucCount(s) + s.sessionAdvisory.length, replay.checks);
+      this.verifyReplay(s, pre, begin.count + this.gucCount(s) + s.sessionAdvisory.length, replay.checks);
     } catch (e) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw e;
     }
     const before = parseLockSample(pre.results.at(-1)!.rows ?? []);
-    const raw = await this.ex.run(st.sql);
+    const { raw, order } = await this.runStatement(st);
     let after: LockSample = before;
     let plan: PlanItem[] = [];
     const inserted: DryRun['inserted'] = [];
@@ -842,6 +884,9 @@ export class Engine {
         table,
         ctids: list.map((t) => `(${t.block},${t.offset})`),
       }));
+      // Rows are locked in processing order: for a locking SELECT, the order its cursor returned them.
+      // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
+      if (order) others.sort((a, b) => a.xid - b.xid);
       plan = this.buildPlan(st, before, after, others);
       for (const t of others) if (t.mode === 'Update' || t.mode === 'NoKeyUpdate') txn.modified.set(tupleKeyOf(t), t.newCtid ? 'update' : 'delete');
       if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan);
@@ -881,20 +926,81 @@ export class Engine {
     return { raw, plan, assignsXid, inserted, deleted, sessionAdvisory, entry };
   }
 
-  /** SQL that makes unqualified pg_try_advisory_* see the other sessions' advisory locks. */
+  /**
+   * Runs the statement being tried. A locking SELECT runs as a cursor, one row per FETCH, each
+   * FETCH in its own savepoint: every row's lock then carries a distinct subtransaction id, which
+   * tells the order PostgreSQL locked the rows in (what ORDER BY … FOR UPDATE is about).
+   */
+  private async runStatement(st: ParsedStatement): Promise<{ raw: RawResult; order: boolean }> {
+    const order = true;
+    if (st.cls.kind !== 'dml' || !st.cls.lockingSelect) return { raw: await this.ex.run(st.sql), order: false };
+    const decl = await this.ex.run(`SAVEPOINT lockstep_c; DECLARE lockstep_cursor NO SCROLL CURSOR FOR ${st.sql}`);
+    if (decl.error) {
+      await this.ex.run('ROLLBACK TO SAVEPOINT lockstep_c');
+      return { raw: await this.ex.run(st.sql), order: false };
+    }
+    const rows: (string | null)[][] = [];
+    const notices = [...decl.notices];
+    let columns: string[] | undefined;
+    for (;;) {
+      const f = await this.ex.run(`SAVEPOINT lockstep_f; FETCH 1 FROM lockstep_cursor`);
+      notices.push(...f.notices);
+      if (f.error) return { raw: { results: [], error: f.error, notices }, order };
+      const fetched = f.results[1];
+      columns ??= fetched?.columns;
+      if (!fetched?.rows?.length) break;
+      rows.push(...fetched.rows);
+    }
+    return { raw: { results: [{ command: `SELECT ${rows.length}`, ...(columns ? { columns } : {}), rows }], notices }, order };
+  }
+
+  /**
+   * SQL run just before the statement so that unqualified diagnostics (pg_locks,
+   * pg_stat_activity, pg_blocking_pids, pg_backend_pid) show the simulated sessions and
+   * pg_try_advisory_* sees the other sessions' advisory locks (search_path shadowing).
+   */
   private shadowSql(s: Sess, st: ParsedStatement): string {
-    if (st.cls.kind !== 'dml' || !/pg_try_advisory/i.test(st.sql)) return '';
-    const rows = this.lm
-      .entries()
-      .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')
-      .map((e) => {
-        const t = e.tag as LockTag & { type: 'advisory' };
-        return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
-      });
-    return (
-      (rows.length ? `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n` : '') +
-      `SELECT pg_catalog.set_config('search_path', '${SHADOW_SCHEMA}, pg_catalog, ' || pg_catalog.current_setting('search_path'), true);\n`
-    );
+    if (st.cls.kind !== 'dml') return '';
+    const schemas: string[] = [];
+    let sql = '';
+    if (st.cls.mentionsDiagnostics) {
+      schemas.push(DIAG_SCHEMA);
+      sql += diagnosticsDataSql(this.diagnosticsInput(s)) + ';\n';
+    }
+    if (/pg_try_advisory/i.test(st.sql)) {
+      schemas.push(SHADOW_SCHEMA);
+      const rows = this.lm
+        .entries()
+        .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')
+        .map((e) => {
+          const t = e.tag as LockTag & { type: 'advisory' };
+          return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
+        });
+      if (rows.length) sql += `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n`;
+    }
+    if (!schemas.length) return '';
+    // pg_catalog must be listed after the shadows explicitly, or it is searched first.
+    const path = `pg_catalog.current_setting('search_path')`;
+    const tail = `CASE WHEN ${path} ~ '(^|[ ,])pg_catalog([ ,]|$)' THEN ${path} ELSE 'pg_catalog, ' || ${path} END`;
+    return sql + `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, true);\n`;
+  }
+
+  private diagnosticsInput(me: Sess): DiagnosticsInput {
+    const snap = this.snapshot();
+    const live = new Set([...this.sessions.values()].filter((x) => !x.terminated).map((x) => x.name));
+    const blocking: Record<string, string[]> = {};
+    for (const e of this.lm.waitEdges()) (blocking[e.from] ??= []).includes(e.to) || blocking[e.from].push(e.to);
+    return {
+      sessions: snap.sessions.filter((x) => live.has(x.name)),
+      me: me.name,
+      locks: snap.locks.filter((l) => live.has(l.session)),
+      blocking,
+      clockMs: this.clock,
+      relationOids: Object.fromEntries(this.catalog.map((c) => [c.name, c.oid])),
+      databaseOid: DATABASE_OID,
+      databaseName: 'postgres',
+      userName: 'postgres',
+    };
   }
 
   /** What the statement did to tuples, as replayable row images (see images.ts). */
@@ -1014,6 +1120,8 @@ export class Engine {
             this.abortTxnState(s, true);
             return 'error';
           }
+          // heap_update / heap_lock_tuple take the transaction id before they look at the tuple.
+          this.currentXid(s);
           // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
           const ttag: LockTag = { type: 'tuple', relation: item.tuple.relation, oid: item.tuple.oid, block: item.tuple.block, offset: item.tuple.offset };
           const tmode = tupleLockMode(item.mode);
@@ -1033,6 +1141,7 @@ export class Engine {
         }
         case 'key': {
           const owner = this.keyOwner(s, item.index, item.key);
+          if (owner) this.currentXid(s); // the heap tuple is inserted before the unique check waits
           if (owner) return this.waitOnXid(s, owner.session, owner.xid, undefined, 'insert');
           continue;
         }
@@ -1189,6 +1298,7 @@ export class Engine {
   private wakeKeyWaiters(_s: Sess): void {}
 
   private async drainResumes(): Promise<void> {
+    await this.maybeUnpin();
     while (this.resumeQueue.length) {
       const name = this.resumeQueue.shift()!;
       const s = this.sess(name);

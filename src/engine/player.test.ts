@@ -118,7 +118,9 @@ describe('Player over classic-deadlock', () => {
 });
 
 describe('undo determinism in every lesson', () => {
-  const ids = readdirSync('lessons').filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/\.yaml$/, ''));
+  const ids = readdirSync('lessons')
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.replace(/\.yaml$/, ''));
   it.each(ids)('%s: goto(k) equals k steps forward, for every k', async (id) => {
     const p = await Player.create(lesson(id), { executor: ex });
     const forward: EngineSnapshot[] = [p.view().snapshot];

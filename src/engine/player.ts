@@ -20,10 +20,7 @@ const MAX_STEP_WAIT_MS = 300_000;
 
 /** One thing the learner did. 'step' runs the next script item; the others leave the script. */
 export type PlayerAction =
-  | { type: 'step' }
-  | { type: 'adhoc'; session: string; sql: string }
-  | { type: 'advance'; ms: number }
-  | { type: 'timer' };
+  { type: 'step' } | { type: 'adhoc'; session: string; sql: string } | { type: 'advance'; ms: number } | { type: 'timer' };
 
 /** One item of the script as the UI shows it (same shape as ui/backend.ts ScriptItem). */
 export interface PlayerScriptItem {
@@ -285,7 +282,7 @@ export class Player {
   /** A fresh engine over the reset database, the spec's setup, then `actions` in order. */
   private async rebuild(actions: readonly PlayerAction[]): Promise<void> {
     this.engine = null;
-    await resetDatabase(this.ex);
+    await this.ex.reset();
     const e = await Engine.create({ sessions: this.sessions, executor: this.ex });
     for (const sql of this.spec.setup) {
       const r = await e.setup(sql);
@@ -312,13 +309,6 @@ export class Player {
   }
 }
 
-/** Drops every user object so the next scenario starts clean (like a fresh database). */
-export async function resetDatabase(ex: PgliteExecutor): Promise<void> {
-  await ex.run('ROLLBACK');
-  const prepared = await ex.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
-  for (const [gid] of prepared) await ex.run(`ROLLBACK PREPARED '${gid}'`);
-  await ex.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
-}
 
 /** The length of the history prefix that ends just before the (cursor+1)-th step action. */
 export function historyIndexOfCursor(actions: readonly PlayerAction[], cursor: number): number {

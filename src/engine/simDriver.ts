@@ -19,7 +19,7 @@ export class SimDriver implements SessionDriver {
   /** Runs the spec's setup blocks, then each session's setup. */
   async begin(spec: Spec): Promise<SetupOutput[]> {
     this.ex ??= await PgliteExecutor.create();
-    await resetDatabase(this.ex);
+    await this.ex.reset();
     this.engine = await Engine.create({ sessions: spec.sessions.map((s) => s.name), executor: this.ex });
     const outputs: SetupOutput[] = [];
     for (const sql of spec.setup) {
@@ -96,10 +96,3 @@ export class SimDriver implements SessionDriver {
   }
 }
 
-/** Drops every user object so the next permutation starts clean (like a fresh database). */
-async function resetDatabase(ex: PgliteExecutor): Promise<void> {
-  await ex.run('ROLLBACK');
-  const prepared = await ex.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
-  for (const [gid] of prepared) await ex.run(`ROLLBACK PREPARED '${gid}'`);
-  await ex.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
-}

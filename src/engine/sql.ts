@@ -38,6 +38,8 @@ export type Classified =
       verb: 'select' | 'update' | 'delete' | 'insert' | 'merge' | 'lock' | 'other';
       mentionsAdvisory: boolean;
       mentionsDiagnostics: boolean;
+      /** A top-level SELECT with a locking clause and no data-modifying WITH: it can run as a cursor, row by row. */
+      lockingSelect: boolean;
     };
 
 export interface ParsedStatement {
@@ -181,7 +183,14 @@ function classify(stmt: Node, sql: string): Classified {
   const verb =
     type === 'SelectStmt' ? 'select' : type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : type === 'InsertStmt' ? 'insert' : type === 'MergeStmt' ? 'merge' : type === 'LockStmt' ? 'lock' : 'other';
   const lower = sql.toLowerCase();
+  let modifyingCte = false;
+  walk((stmt.SelectStmt as Node | undefined)?.withClause, (k) => {
+    if (k === 'InsertStmt' || k === 'UpdateStmt' || k === 'DeleteStmt' || k === 'MergeStmt') modifyingCte = true;
+  });
+  const sel = stmt.SelectStmt as Node | undefined;
+  const lockingSelect = !!sel && Array.isArray(sel.lockingClause) && sel.lockingClause.length > 0 && !modifyingCte && !sel.intoClause;
   return {
+    lockingSelect,
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,

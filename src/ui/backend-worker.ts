@@ -8,10 +8,7 @@ import type { ScenarioSource } from '../worker/protocol';
 import type { PlayerView } from '../engine/player';
 import type { LessonCatalog, LessonSummary, PlayerBackend, PlayerState } from './backend';
 
-const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
-  string,
-  string
->;
+const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 
 /** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
 export interface LessonInfo extends LessonSummary {

@@ -83,7 +83,9 @@ describe('EngineClient watchdog', () => {
     workers[0].onerror?.({ message: 'RuntimeError: Aborted(OOM)' } as ErrorEvent);
     const state = await pending;
     expect(workers).toHaveLength(2);
-    expect(state.error).toBe('The statement failed (the worker crashed: RuntimeError: Aborted(OOM)); the scenario was rebuilt from its history.');
+    expect(state.error).toBe(
+      'The statement failed (the worker crashed: RuntimeError: Aborted(OOM)); the scenario was rebuilt from its history.',
+    );
   });
 
   it('explains a stuck clock move in its own words', () => {

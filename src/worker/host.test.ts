@@ -37,7 +37,13 @@ describe('worker Host', () => {
   });
 
   it('replays a history (what the watchdog sends to a new worker)', async () => {
-    const r = stateOf(await host.handle({ id: 6, type: 'replay', history: [{ type: 'step' }, { type: 'step' }, { type: 'adhoc', session: 'A', sql: 'SELECT 1' }] }));
+    const r = stateOf(
+      await host.handle({
+        id: 6,
+        type: 'replay',
+        history: [{ type: 'step' }, { type: 'step' }, { type: 'adhoc', session: 'A', sql: 'SELECT 1' }],
+      }),
+    );
     expect(r.state).toMatchObject({ cursor: 2, offScript: true });
     expect(r.history).toHaveLength(3);
   });

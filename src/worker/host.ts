@@ -48,7 +48,8 @@ export class Host {
       if (!this.player) return { id: req.id, ok: false, kind: 'no-scenario', message: 'No lesson or spec is open.' };
       return { id: req.id, ok: true, state: this.player.view(error), history: [...this.player.history], timing: timing() };
     } catch (e) {
-      if (e instanceof InvalidSource || e instanceof ScenarioSetupError) return { id: req.id, ok: false, kind: 'invalid-source', message: e.message };
+      if (e instanceof InvalidSource || e instanceof ScenarioSetupError)
+        return { id: req.id, ok: false, kind: 'invalid-source', message: e.message };
       // The player could not even rebuild itself: this PGlite is unusable.
       this.broken = `The engine failed: ${messageOf(e)}`;
       return { id: req.id, ok: false, kind: 'fatal', message: this.broken };

@@ -5,9 +5,7 @@
 import type { PlayerAction, PlayerView } from '../engine/player';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */
-export type ScenarioSource =
-  | { kind: 'lesson'; id: string; yaml: string }
-  | { kind: 'spec'; text: string; permutation?: number };
+export type ScenarioSource = { kind: 'lesson'; id: string; yaml: string } | { kind: 'spec'; text: string; permutation?: number };
 
 /** A request without its id: one per PlayerBackend call, plus 'replay' for watchdog recovery. */
 export type Command =

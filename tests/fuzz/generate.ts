@@ -405,7 +405,14 @@ class Model {
       } else if (this.rowVisible(s, w.res) && this.rowBlockers(s, w.res, w.mode).length > 0) return false;
       s.wait = undefined;
       this.woken.add(s);
-      this.continueRunning(s); // re-checks the row: locks it, or skips it if it was deleted
+      this.touch(s, w.res);
+      const r = s.running!;
+      if (a.kind === 'rows' && this.rowVisible(s, w.res)) {
+        s.held.push({ kind: 'row', row: w.res, mode: w.mode, ...(a.modify ? { modify: a.modify } : {}) });
+        if (a.skipLocked) r.index = a.rows.length;
+      }
+      r.index++; // a deleted row is skipped (EvalPlanQual finds no row)
+      this.continueRunning(s);
       return true;
     }
     if (w.kind === 'key') {

@@ -4,7 +4,8 @@
  */
 import type { LockMode, RowLockMode } from '../locks/types';
 import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../rowbits';
-import { INTERNAL_SCHEMA, type PgliteExecutor } from './pglite';
+import { INTERNAL_SCHEMA, SHADOW_SCHEMA, type PgliteExecutor } from './pglite';
+import { SHADOW_SCHEMA as DIAG_SCHEMA } from '../diagnostics';
 
 export interface CatalogTable {
   oid: number;
@@ -31,6 +32,8 @@ export interface TupleTouch {
   newCtid?: string;
   /** The tuple was created by this session's own transaction (nobody else can see it). */
   own: boolean;
+  /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */
+  xid: number;
 }
 
 export interface InsertedTuple {
@@ -39,7 +42,7 @@ export interface InsertedTuple {
   ctid: string;
 }
 
-const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
+const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${SHADOW_SCHEMA}','${DIAG_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
 /** SQL returning this backend's locks (relation, advisory, transactionid). */
 export const LOCK_SAMPLE_SQL = `SELECT l.locktype, l.relation::int, c.relname, c.relkind, tc.relname AS tbl, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int
@@ -96,6 +99,7 @@ export async function decodeTuples(
     }
     if (infomask & HEAP_XMAX_INVALID) continue;
     let mode: RowLockMode | undefined;
+    let byXid = Number(xmax);
     if (infomask & HEAP_XMAX_IS_MULTI) {
       let members = multis.get(xmax!);
       if (!members) {
@@ -103,12 +107,16 @@ export async function decodeTuples(
         members = mrows.map(([x, m]) => ({ xid: Number(x), mode: multiMemberMode(m!) }));
         multis.set(xmax!, members);
       }
-      for (const m of members) if (stmtXids.has(m.xid)) mode = mode ? strongest(mode, m.mode) : m.mode;
+      for (const m of members)
+        if (stmtXids.has(m.xid)) {
+          mode = mode ? strongest(mode, m.mode) : m.mode;
+          byXid = m.xid;
+        }
     } else if (stmtXids.has(Number(xmax))) {
       mode = singleXmaxMode(infomask, Number(im2));
     }
     if (!mode) continue;
-    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode, own: ownXids.has(Number(xmin)) };
+    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode, own: ownXids.has(Number(xmin)), xid: byXid };
     if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
     touched.push(t);
   }

@@ -9,6 +9,7 @@
 import { PGlite, protocol } from '@electric-sql/pglite';
 import { pageinspect } from '@electric-sql/pglite/contrib/pageinspect';
 import type { PgMessage, StatementResult } from '../../scenario/types';
+import { SHADOW_DDL } from '../diagnostics';
 
 /** The outcome of one simple-protocol query string. */
 export interface RawResult {
@@ -42,6 +43,11 @@ function toPgMessage(m: Msg): PgMessage {
 
 /** Schema holding pageinspect and the engine's helper objects; never on a user's search_path. */
 export const INTERNAL_SCHEMA = 'lockstep';
+/** PGlite's data directory inside its Emscripten file system. */
+const DATA_DIR = '/pglite/data';
+/** File name (a valid snapshot id) the engine writes snapshots to import under. */
+const IMPORT_SNAPSHOT_ID = 'FFFFFFFF-00000001-1';
+
 /** Schema whose functions shadow pg_catalog's pg_try_advisory_* so they see other sessions' advisory locks. */
 export const SHADOW_SCHEMA = 'lockstep_shadow';
 /** Other sessions' advisory locks, filled inside a dry run (rolled back with it). */
@@ -87,7 +93,8 @@ export class PgliteExecutor {
     const r = await ex.run(
       `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
        CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig tid NOT NULL, cur tid NOT NULL);
-       ${tryAdvisoryShadows()};`,
+       ${tryAdvisoryShadows()};
+       ${SHADOW_DDL}`,
     );
     if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
     return ex;
@@ -133,6 +140,42 @@ export class PgliteExecutor {
     const r = await this.run(sql);
     if (r.error) throw new EngineInternalError(`${r.error.message} [${r.error.sqlstate}] in: ${sql.slice(0, 400)}`);
     return r.results.at(-1)?.rows ?? [];
+  }
+
+  /**
+   * REPEATABLE READ across dry runs: the content of a snapshot file that pg_export_snapshot()
+   * wrote (read through the Emscripten file system before the exporting transaction ends).
+   */
+  readExportedSnapshot(id: string): string {
+    return new TextDecoder().decode(this.fs().readFile(`${DATA_DIR}/pg_snapshots/${id}`));
+  }
+
+  /**
+   * Makes an exported snapshot importable by the NEXT transaction: ImportSnapshot requires the
+   * source virtual transaction to be running, so the file names this backend's next vxid (it
+   * counts up by one per transaction, and the engine is the only client). A prepared "pin"
+   * transaction, created before the snapshot was taken, keeps the xmin horizon old enough.
+   */
+  async stageSnapshotImport(content: string): Promise<string> {
+    const rows = await this.must(
+      `SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid()`,
+    );
+    const [proc, lxid] = (rows[0]?.[0] ?? '0/0').split('/');
+    const next = content.replace(/^vxid:[^\n]*/, `vxid:${proc}/${Number(lxid) + 1}`);
+    this.fs().writeFile(`${DATA_DIR}/pg_snapshots/${IMPORT_SNAPSHOT_ID}`, next);
+    return IMPORT_SNAPSHOT_ID;
+  }
+
+  private fs(): { readFile(p: string): Uint8Array; writeFile(p: string, d: string): void } {
+    return (this.db as unknown as { mod: { FS: { readFile(p: string): Uint8Array; writeFile(p: string, d: string): void } } }).mod.FS;
+  }
+
+  /** Drops every user object so the next scenario starts clean (like a fresh database). */
+  async reset(): Promise<void> {
+    await this.run('ROLLBACK');
+    const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
+    for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    await this.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
   }
 
   /** Closes the instance. */

@@ -1,0 +1,149 @@
+/**
+ * Real-browser end-to-end suite: `npm run test:e2e` (= `vite build && node --import tsx tests/e2e/run.ts`).
+ *
+ * Serves the production build with Vite's preview server on a free port, drives headless Chromium
+ * (playwright-core) through the flows in ./flows.ts, one fresh browser context per flow, and saves
+ * screenshots to test-results/e2e/. Prints one line per flow and then `N passed, N failed`;
+ * exits 1 when any flow failed. Options: `--only <name>[,<name>…]` runs a subset.
+ * See docs/e2e.md.
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { preview, type PreviewServer } from 'vite';
+import { chromium, type Browser } from 'playwright-core';
+import { FLOWS } from './flows';
+import { FlowContext } from './harness';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DIST = join(ROOT, 'dist');
+const OUT = join(ROOT, 'test-results', 'e2e');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLOW_TIMEOUT_MS = 120_000;
+
+function parseOnly(argv: string[]): Set<string> | null {
+  const i = argv.indexOf('--only');
+  if (i < 0 || !argv[i + 1]) return null;
+  return new Set(
+    argv[i + 1]
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(join(DIST, 'index.html'))) {
+    console.error(`No build in ${DIST}: run \`npm run test:e2e\` (it builds first) or \`npx vite build\`.`);
+    return 1;
+  }
+  if (!existsSync(CHROMIUM)) {
+    console.error(`Chromium not found at ${CHROMIUM}: apt-get update && apt-get install -y chromium (or set CHROMIUM_PATH).`);
+    return 1;
+  }
+  const only = parseOnly(process.argv.slice(2));
+  const flows = only ? FLOWS.filter((f) => only.has(f.name)) : FLOWS;
+  if (only && flows.length !== only.size) {
+    console.error(`Unknown flow in --only; known: ${FLOWS.map((f) => f.name).join(', ')}`);
+    return 1;
+  }
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+
+  let server: PreviewServer | null = null;
+  let browser: Browser | null = null;
+  const stop = async () => {
+    await browser?.close().catch(() => undefined);
+    browser = null;
+    if (server) {
+      const s = server;
+      server = null;
+      await s.close().catch(() => undefined);
+    }
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    void stop().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  let passed = 0;
+  let failed = 0;
+  const suiteStart = Date.now();
+  try {
+    server = await preview({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'silent',
+      preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false },
+    });
+    const baseUrl = server.resolvedUrls?.local[0];
+    if (!baseUrl) throw new Error('vite preview did not report a URL');
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    console.log(`e2e: ${flows.length} flows against ${baseUrl} (Chromium ${browser.version()})`);
+
+    for (const flow of flows) {
+      const t0 = Date.now();
+      const context = await browser.newContext({ viewport: flow.viewport ?? { width: 1440, height: 1000 }, locale: 'en-US' });
+      const ctx = await FlowContext.create(context, baseUrl, OUT, flow.name);
+      let error: unknown = null;
+      try {
+        await withTimeout(flow.run(ctx), FLOW_TIMEOUT_MS, `flow ${flow.name}`);
+        ctx.assertNoConsoleErrors();
+      } catch (e) {
+        error = e;
+        await ctx.failureShot();
+      } finally {
+        await context.close().catch(() => undefined);
+      }
+      const secs = ((Date.now() - t0) / 1000).toFixed(1);
+      if (error === null) {
+        passed++;
+        console.log(`PASS  ${flow.name.padEnd(22)} ${secs.padStart(5)} s  ${flow.title}`);
+      } else {
+        failed++;
+        const msg = error instanceof Error ? error.message : String(error);
+        console.log(`FAIL  ${flow.name.padEnd(22)} ${secs.padStart(5)} s  ${flow.title}\n      ${msg.split('\n').join('\n      ')}`);
+      }
+    }
+  } catch (e) {
+    console.error(`e2e setup failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    failed += flows.length - passed - failed;
+  } finally {
+    await stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  console.log(`e2e: ${((Date.now() - suiteStart) / 1000).toFixed(1)} s total; screenshots in ${OUT}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);
