@@ -19,6 +19,7 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
+import { restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
@@ -112,6 +113,8 @@ interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
+  epq?: { oid: number; ctids: string[] };
   done: boolean;
   error?: PgMessage;
 }
@@ -620,6 +623,10 @@ export class Engine {
       const [ob, oo] = oldCtid.slice(1, -1).split(',').map(Number);
       this.rows.relocate({ oid: Number(rel), block: ob, offset: oo }, { block: b, offset: o });
       for (const other of this.sessions.values()) {
+        const epq = other.step?.epq;
+        if (epq && epq.oid === Number(rel)) epq.ctids = epq.ctids.map((c) => (c === oldCtid ? cur : c));
+      }
+      for (const other of this.sessions.values()) {
         if (other === s || !other.txn) continue;
         for (const e of other.txn.log)
           if (e.kind === 'image')
@@ -743,8 +750,9 @@ export class Engine {
     }
   }
 
-  private async execDml(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  private async execDml(s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
     const step = s.step!;
+    const st = this.epqStatement(s, original);
     let dry: DryRun;
     try {
       dry = await this.dryRun(s, st);
@@ -773,7 +781,13 @@ export class Engine {
       }
     }
     const outcome = this.walkPlan(s, st, dry);
+    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && st.cls.target) {
+      const oid = this.catalog.find((c) => c.name === (st.cls as { target: { relname: string } }).target.relname)?.oid;
+      if (oid !== undefined)
+        step.epq = { oid, ctids: dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : [])) };
+    }
     if (outcome !== 'ok') return outcome;
+    step.epq = undefined;
     // Granted: the statement joins the session's transaction.
     const txn = s.txn!;
     if (dry.entry) txn.log.push(dry.entry);
@@ -808,6 +822,16 @@ export class Engine {
       this.lm.acquire(s.proc, { type: 'transactionid', xid: sp.xid as Xid }, 'ExclusiveLock');
     });
     return txn.savepoints.length ? txn.savepoints[txn.savepoints.length - 1].xid! : txn.xid!;
+  }
+
+  /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
+  private epqStatement(s: Sess, st: ParsedStatement): ParsedStatement {
+    const epq = s.step?.epq;
+    if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml' || !st.cls.target) return st;
+    const verb = st.cls.verb;
+    if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
+    const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)']);
+    return sql ? { sql, cls: st.cls } : st;
   }
 
   /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */

@@ -16,6 +16,11 @@ export class SimDriver implements SessionDriver {
   private ex: PgliteExecutor | null = null;
   private relNames = new Map<string, string>();
 
+  /** `executor`: reuse this PGlite (the worker's); otherwise one is started on first use. */
+  constructor(executor?: PgliteExecutor) {
+    this.ex = executor ?? null;
+  }
+
   /** Runs the spec's setup blocks, then each session's setup. */
   async begin(spec: Spec): Promise<SetupOutput[]> {
     this.ex ??= await PgliteExecutor.create();

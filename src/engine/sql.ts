@@ -40,6 +40,8 @@ export type Classified =
       mentionsDiagnostics: boolean;
       /** A top-level SELECT with a locking clause and no data-modifying WITH: it can run as a cursor, row by row. */
       lockingSelect: boolean;
+      /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
+      target?: { relname: string; ref: string };
     };
 
 export interface ParsedStatement {
@@ -189,8 +191,18 @@ function classify(stmt: Node, sql: string): Classified {
   });
   const sel = stmt.SelectStmt as Node | undefined;
   const lockingSelect = !!sel && Array.isArray(sel.lockingClause) && sel.lockingClause.length > 0 && !modifyingCte && !sel.intoClause;
+  let target: { relname: string; ref: string } | undefined;
+  const rv = (n: unknown) => {
+    const r = (n as Node | undefined)?.RangeVar as Node | undefined;
+    return r ?? (n as Node | undefined);
+  };
+  const named = (r: Node | undefined) =>
+    r && typeof r.relname === 'string' ? { relname: r.relname, ref: ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname } : undefined;
+  if (type === 'UpdateStmt' || type === 'DeleteStmt') target = named(rv(body.relation));
+  else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1) target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
   return {
     lockingSelect,
+    ...(target ? { target } : {}),
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,

@@ -94,7 +94,8 @@ class StepQuery {
     if (this.error) out.error = this.error;
     return out;
   }
-  private finish(): void {
+  /** Marks the step done (also used for a connection that is already gone). */
+  finish(): void {
     this.finished = true;
     this.resolve();
   }
@@ -107,6 +108,8 @@ interface Session {
   running?: StepQuery;
   /** Notices received while no step runs (setup and teardown). */
   idleNotices: PgMessage[];
+  /** The FATAL error that ended the connection (e.g. idle_in_transaction_session_timeout). */
+  fatal?: PgMessage;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -166,6 +169,9 @@ export class PgDriver implements SessionDriver {
         const client = await this.connect(s.name);
         const pid = (client as unknown as { processID: number }).processID;
         const session: Session = { name: s.name, client, pid, idleNotices: [] };
+        client.on('error', (e: WireMessage) => {
+          if (e.severity === 'FATAL' && e.code) session.fatal = toPgMessage(e);
+        });
         client.on('notice', (m: WireMessage) => {
           const target = session.running ? session.running.notices : session.idleNotices;
           target.push(toPgMessage(m));
@@ -236,6 +242,13 @@ export class PgDriver implements SessionDriver {
     if (s.running) throw new Error(`session ${session} is busy`);
     const q = new StepQuery(sql);
     s.running = q;
+    if (s.fatal) {
+      // The server ended this connection with a FATAL error; libpq reports that error for the
+      // next command (the client library's own "not queryable" text is not PostgreSQL's).
+      q.error = s.fatal;
+      q.finish();
+      return;
+    }
     s.client.query(q as unknown as pg.Submittable);
   }
 

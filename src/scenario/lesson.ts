@@ -35,6 +35,8 @@ export interface StepItem {
   session: string;
   sql: string;
   narration: Localized;
+  /** Id of a lesson code snippet shown next to this step (see Lesson.code). */
+  code?: string;
 }
 
 export interface PauseItem {
@@ -44,6 +46,8 @@ export interface PauseItem {
   /** Virtual time that passes, in milliseconds. */
   ms: number;
   narration?: Localized;
+  /** Id of a lesson code snippet shown next to this pause (see Lesson.code). */
+  code?: string;
 }
 
 export interface PredictChoice {
@@ -64,6 +68,19 @@ export interface PredictItem {
 
 export type LessonItem = StepItem | PauseItem | PredictItem;
 
+export const CODE_LANGUAGES = ['go', 'sql', 'ts'] as const;
+export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
+
+/** Application code shown beside the sessions: what the SQL steps act out. Never executed. */
+export interface CodeSnippet {
+  /** kebab-case, unique within the lesson; steps refer to it with `code: <id>`. */
+  id: string;
+  language: CodeLanguage;
+  title: Localized;
+  /** The code, verbatim (trailing whitespace trimmed; indentation kept). */
+  source: string;
+}
+
 export interface Lesson {
   id: string;
   title: Localized;
@@ -76,6 +93,8 @@ export interface Lesson {
   teardown?: string;
   sessions: LessonSession[];
   steps: LessonItem[];
+  /** Code snippets referenced by steps; omitted when the lesson has none. */
+  code?: CodeSnippet[];
 }
 
 /** One validation problem: where (a path like `steps[3].session`, plus the YAML line) and what. */
@@ -197,8 +216,8 @@ export function stepName(session: string, n: number): string {
   return /\d$/.test(base) ? `${base}_${n}` : `${base}${n}`;
 }
 
-/** Parses and validates a lesson; throws LessonError listing every problem found. */
-export function parseLesson(yamlText: string): Lesson {
+/** Parses YAML text into a plain value and a Checker whose issues carry YAML line numbers. */
+function load(yamlText: string): { value: unknown; c: Checker } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -219,12 +238,17 @@ export function parseLesson(yamlText: string): Lesson {
     }
     return undefined;
   };
-  const c = new Checker(lineOf);
+  return { value: doc.toJS(), c: new Checker(lineOf) };
+}
+
+/** Parses and validates a lesson; throws LessonError listing every problem found. */
+export function parseLesson(yamlText: string): Lesson {
+  const { value, c } = load(yamlText);
   const root = c.object(
-    doc.toJS(),
+    value,
     [],
     ['id', 'title', 'summary', 'topics', 'level', 'minutes', 'setup', 'sessions', 'steps'],
-    ['teardown'],
+    ['teardown', 'code'],
   );
   if (!root) throw new LessonError(c.issues);
 
@@ -270,7 +294,8 @@ export function parseLesson(yamlText: string): Lesson {
   const teardown = c.sql(root.teardown, ['teardown']);
 
   const sessions = parseSessions(c, root.sessions);
-  const steps = parseSteps(c, root.steps, sessions);
+  const code = parseCode(c, root.code);
+  const steps = parseSteps(c, root.steps, sessions, code);
 
   if (c.issues.length > 0) throw new LessonError(c.issues);
   return {
@@ -284,7 +309,51 @@ export function parseLesson(yamlText: string): Lesson {
     ...(teardown !== undefined ? { teardown } : {}),
     sessions,
     steps,
+    ...(code ? { code } : {}),
   };
+}
+
+function parseCode(c: Checker, value: unknown): CodeSnippet[] | undefined {
+  const list = c.list(value, ['code']);
+  if (!list) return undefined;
+  if (list.length === 0) c.fail(['code'], 'list at least one snippet, or leave "code" out');
+  const out: CodeSnippet[] = [];
+  list.forEach((raw, i) => {
+    const path: Path = ['code', i];
+    const o = c.object(raw, path, ['id', 'language', 'title', 'source'], []);
+    if (!o) return;
+    const id = c.text(o.id, [...path, 'id']);
+    const title = c.localized(o.title, [...path, 'title']);
+    let language: CodeLanguage | undefined;
+    if ((CODE_LANGUAGES as readonly unknown[]).includes(o.language)) language = o.language as CodeLanguage;
+    else if (o.language !== undefined) c.fail([...path, 'language'], `expected one of ${CODE_LANGUAGES.join(', ')}`);
+    let source: string | undefined;
+    if (typeof o.source === 'string' && o.source.trim() !== '') source = o.source.replace(/^\n+/, '').trimEnd();
+    else if (o.source !== undefined) c.fail([...path, 'source'], 'expected a non-empty string');
+    if (id !== undefined && !ID_RE.test(id)) {
+      c.fail([...path, 'id'], `"${id}" must be kebab-case`);
+      return;
+    }
+    if (id !== undefined && out.some((x) => x.id === id)) {
+      c.fail([...path, 'id'], `duplicate snippet "${id}"`);
+      return;
+    }
+    if (id !== undefined && title && language && source !== undefined) out.push({ id, language, title, source });
+  });
+  return list.length > 0 ? out : undefined;
+}
+
+/** Validates an optional `code:` reference of a step or pause against the lesson's snippets. */
+function codeRef(c: Checker, v: unknown, path: Path, code: CodeSnippet[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const id = c.text(v, path);
+  if (id === undefined) return undefined;
+  if (!code?.some((x) => x.id === id)) {
+    const known = code?.length ? code.map((x) => x.id).join(', ') : 'the lesson has no "code" list';
+    c.fail(path, `unknown code snippet "${id}" (${known})`);
+    return undefined;
+  }
+  return id;
 }
 
 function parseSessions(c: Checker, value: unknown): LessonSession[] {
@@ -319,7 +388,7 @@ function parseSessions(c: Checker, value: unknown): LessonSession[] {
   return sessions;
 }
 
-function parseSteps(c: Checker, value: unknown, sessions: LessonSession[]): LessonItem[] {
+function parseSteps(c: Checker, value: unknown, sessions: LessonSession[], code: CodeSnippet[] | undefined): LessonItem[] {
   const items: LessonItem[] = [];
   const list = c.list(value, ['steps']);
   if (!list) return items;
@@ -338,13 +407,21 @@ function parseSteps(c: Checker, value: unknown, sessions: LessonSession[]): Less
       return;
     }
     if ('pause' in raw) {
-      const o = c.object(raw, path, ['pause'], ['narration']);
+      const o = c.object(raw, path, ['pause'], ['narration', 'code']);
       if (!o) return;
       const narration = c.localized(o.narration, [...path, 'narration']);
+      const ref = codeRef(c, o.code, [...path, 'code'], code);
       const ms = typeof o.pause === 'string' ? parsePause(o.pause) : undefined;
       if (ms === undefined) c.fail([...path, 'pause'], 'expected a duration such as "2s", "1.5s" or "500ms"');
       else if (ms <= 0 || ms > MAX_PAUSE_MS) c.fail([...path, 'pause'], `must be more than 0 and at most ${MAX_PAUSE_MS / 1000}s`);
-      else items.push({ kind: 'pause', name: next(CLOCK_SESSION), ms, ...(narration ? { narration } : {}) });
+      else
+        items.push({
+          kind: 'pause',
+          name: next(CLOCK_SESSION),
+          ms,
+          ...(narration ? { narration } : {}),
+          ...(ref !== undefined ? { code: ref } : {}),
+        });
       return;
     }
     if ('predict' in raw) {
@@ -377,8 +454,9 @@ function parseSteps(c: Checker, value: unknown, sessions: LessonSession[]): Less
       pending.push({ item, index: i });
       return;
     }
-    const o = c.object(raw, path, ['session', 'sql', 'narration'], []);
+    const o = c.object(raw, path, ['session', 'sql', 'narration'], ['code']);
     if (!o) return;
+    const ref = codeRef(c, o.code, [...path, 'code'], code);
     const session = c.text(o.session === undefined ? undefined : String(o.session), [...path, 'session']);
     const sql = c.sql(o.sql, [...path, 'sql']);
     const narration = c.localized(o.narration, [...path, 'narration']);
@@ -387,7 +465,14 @@ function parseSteps(c: Checker, value: unknown, sessions: LessonSession[]): Less
       c.fail([...path, 'session'], `unknown session "${session}" (sessions: ${sessions.map((s) => s.name).join(', ')})`);
     }
     if (!known || sql === undefined || !narration) return;
-    const step: StepItem = { kind: 'step', name: next(known.name), session: known.name, sql, narration };
+    const step: StepItem = {
+      kind: 'step',
+      name: next(known.name),
+      session: known.name,
+      sql,
+      narration,
+      ...(ref !== undefined ? { code: ref } : {}),
+    };
     items.push(step);
     for (const p of pending.splice(0)) p.item.step = step.name;
   });
@@ -435,4 +520,138 @@ export function lessonToSpec(lesson: Lesson): Spec {
     sessions,
     permutations: [{ steps: order }],
   };
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The interview file: lessons/interview/interview.yaml. Not a lesson (it has no sessions and is
+ * never played); it lists the course's interview questions, each proved by a lesson, and the
+ * senior+ topics as a checklist of lessons. Reference: docs/lesson-format.md, "Interview file".
+ * --------------------------------------------------------------------------------------------- */
+
+/** One interview question. With `choices` it is a quiz (`answer` is the right choice id); without, a free answer. */
+export interface InterviewQuestion {
+  /** kebab-case, unique in the file. */
+  id: string;
+  question: Localized;
+  /** Present for multiple-choice questions; absent for a free answer. */
+  choices?: PredictChoice[];
+  /** The right choice id; present exactly when `choices` is. */
+  answer?: string;
+  /** The model answer, shown after the learner answers (or gives up). */
+  model: Localized;
+  /** The lesson that proves the answer on the simulator. */
+  lesson: string;
+  /** Further lessons worth replaying for this question. */
+  see: string[];
+}
+
+/** A senior+ topic: what an interviewer digs into, with the lessons that cover it. */
+export interface InterviewTopic {
+  title: Localized;
+  lessons: string[];
+}
+
+export interface Interview {
+  title: Localized;
+  intro?: Localized;
+  questions: InterviewQuestion[];
+  topics: InterviewTopic[];
+}
+
+/**
+ * Parses and validates the interview file; throws LessonError listing every problem found.
+ * When `lessonIds` is given, every referenced lesson id must be one of them.
+ */
+export function parseInterview(yamlText: string, lessonIds?: readonly string[]): Interview {
+  const { value, c } = load(yamlText);
+  const root = c.object(value, [], ['title', 'questions', 'topics'], ['intro']);
+  if (!root) throw new LessonError(c.issues);
+  const title = c.localized(root.title, ['title']);
+  const intro = c.localized(root.intro, ['intro']);
+
+  const lessonRef = (v: unknown, path: Path): string | undefined => {
+    const id = c.text(v, path);
+    if (id === undefined) return undefined;
+    if (!ID_RE.test(id)) c.fail(path, `"${id}" must be a kebab-case lesson id`);
+    else if (lessonIds && !lessonIds.includes(id)) c.fail(path, `unknown lesson "${id}"`);
+    else return id;
+    return undefined;
+  };
+  const lessonList = (v: unknown, path: Path, required: boolean): string[] => {
+    const out: string[] = [];
+    const list = c.list(v, path);
+    if (list && required && list.length === 0) c.fail(path, 'list at least one lesson');
+    list?.forEach((x, i) => {
+      const id = lessonRef(x, [...path, i]);
+      if (id !== undefined) out.push(id);
+    });
+    return out;
+  };
+
+  const questions: InterviewQuestion[] = [];
+  const qList = c.list(root.questions, ['questions']);
+  if (qList && qList.length === 0) c.fail(['questions'], 'list at least one question');
+  qList?.forEach((raw, i) => {
+    const path: Path = ['questions', i];
+    const o = c.object(raw, path, ['id', 'question', 'model', 'lesson'], ['choices', 'answer', 'see']);
+    if (!o) return;
+    const id = c.text(o.id, [...path, 'id']);
+    if (id !== undefined && !ID_RE.test(id)) c.fail([...path, 'id'], `"${id}" must be kebab-case`);
+    else if (id !== undefined && questions.some((q) => q.id === id)) c.fail([...path, 'id'], `duplicate question "${id}"`);
+    const question = c.localized(o.question, [...path, 'question']);
+    const model = c.localized(o.model, [...path, 'model']);
+    const lesson = lessonRef(o.lesson, [...path, 'lesson']);
+    const see = lessonList(o.see, [...path, 'see'], false);
+    let choices: PredictChoice[] | undefined;
+    let answer: string | undefined;
+    if (o.choices !== undefined) {
+      choices = [];
+      const rawChoices = c.list(o.choices, [...path, 'choices']);
+      if (rawChoices && rawChoices.length < 2) c.fail([...path, 'choices'], 'offer at least 2 choices');
+      rawChoices?.forEach((rc, j) => {
+        const cp: Path = [...path, 'choices', j];
+        const co = c.object(rc, cp, ['id', 'label'], []);
+        if (!co) return;
+        const cid = c.text(co.id, [...cp, 'id']);
+        const label = c.localized(co.label, [...cp, 'label']);
+        if (cid !== undefined && !ID_RE.test(cid)) c.fail([...cp, 'id'], `"${cid}" must be kebab-case`);
+        else if (cid !== undefined && choices!.some((x) => x.id === cid)) c.fail([...cp, 'id'], `duplicate choice "${cid}"`);
+        else if (cid !== undefined && label) choices!.push({ id: cid, label });
+      });
+      if (o.answer === undefined) c.fail([...path, 'answer'], 'a question with choices needs the right choice id');
+      else {
+        answer = c.text(o.answer, [...path, 'answer']);
+        if (answer !== undefined && rawChoices && rawChoices.length === choices.length && !choices.some((x) => x.id === answer)) {
+          c.fail([...path, 'answer'], `unknown choice "${answer}" (choices: ${choices.map((x) => x.id).join(', ')})`);
+        }
+      }
+    } else if (o.answer !== undefined) {
+      c.fail([...path, 'answer'], 'only a question with choices has an answer id; a free answer uses "model" alone');
+    }
+    if (id === undefined || !question || !model || lesson === undefined) return;
+    questions.push({
+      id,
+      question,
+      ...(choices ? { choices } : {}),
+      ...(answer !== undefined ? { answer } : {}),
+      model,
+      lesson,
+      see,
+    });
+  });
+
+  const topics: InterviewTopic[] = [];
+  const tList = c.list(root.topics, ['topics']);
+  if (tList && tList.length === 0) c.fail(['topics'], 'list at least one topic');
+  tList?.forEach((raw, i) => {
+    const path: Path = ['topics', i];
+    const o = c.object(raw, path, ['title', 'lessons'], []);
+    if (!o) return;
+    const t = c.localized(o.title, [...path, 'title']);
+    const lessons = lessonList(o.lessons, [...path, 'lessons'], true);
+    if (t) topics.push({ title: t, lessons });
+  });
+
+  if (c.issues.length > 0) throw new LessonError(c.issues);
+  return { title: title!, ...(intro ? { intro } : {}), questions, topics };
 }

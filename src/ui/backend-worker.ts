@@ -4,9 +4,9 @@
  */
 import { parseLesson, type Lesson, type Localized } from '../scenario/lesson';
 import { EngineClient, type ClientEvent, type WatchdogLimits, type WorkerLike } from '../worker/client';
-import type { ScenarioSource } from '../worker/protocol';
 import type { PlayerView } from '../engine/player';
-import type { LessonCatalog, LessonSummary, PlayerBackend, PlayerState } from './backend';
+import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
+import { annotateScript, lessonMeta } from './model/lessonScript';
 
 const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 
@@ -22,6 +22,7 @@ export interface LessonInfo extends LessonSummary {
 interface BundledLesson {
   info: LessonInfo;
   yaml: string;
+  lesson: Lesson;
 }
 
 /** Every bundled lesson, parsed once; a broken file is skipped with a console error. */
@@ -32,6 +33,7 @@ const bundled: Map<string, BundledLesson> = (() => {
       const l = parseLesson(yaml);
       out.set(l.id, {
         yaml,
+        lesson: l,
         info: {
           id: l.id,
           title: l.title,
@@ -41,6 +43,7 @@ const bundled: Map<string, BundledLesson> = (() => {
           level: l.level,
           minutes: l.minutes,
           steps: l.steps.filter((s) => s.kind !== 'predict').length,
+          predicts: l.steps.filter((s) => s.kind === 'predict').length,
         },
       });
     } catch (e) {
@@ -78,16 +81,22 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
     ...(opts.limits ? { limits: opts.limits } : {}),
     ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
   });
-  const state = (v: PlayerView): PlayerState => v;
+  // The open lesson's narration, predicts and code, joined to the engine's script once per open.
+  let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null } | null = null;
+  const state = (v: PlayerView): PlayerState => {
+    if (!current) return v;
+    current.script ??= annotateScript(v.script, current.lesson);
+    return { ...v, script: current.script, lesson: current.meta };
+  };
   return {
     async open(source) {
-      let src: ScenarioSource;
-      if (source.kind === 'lesson') {
-        const l = bundled.get(source.id);
-        if (!l) throw new Error(`There is no lesson "${source.id}".`);
-        src = { kind: 'lesson', id: source.id, yaml: l.yaml };
-      } else src = { kind: 'spec', text: source.text };
-      return state(await client.open(src));
+      current = null;
+      if (source.kind === 'spec') return state(await client.open({ kind: 'spec', text: source.text }));
+      const l = bundled.get(source.id);
+      if (!l) throw new Error(`There is no lesson "${source.id}".`);
+      const view = await client.open({ kind: 'lesson', id: source.id, yaml: l.yaml });
+      current = { lesson: l.lesson, meta: lessonMeta(l.lesson), script: null };
+      return state(view);
     },
     next: async () => state(await client.act({ type: 'step' })),
     goto: async (cursor) => state(await client.goto(cursor)),

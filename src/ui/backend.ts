@@ -12,6 +12,45 @@ export interface ScriptItem {
   step?: string;
   sql?: string;
   label: string;
+  /** What this item shows the learner, from the lesson (absent for specs). */
+  narration?: LocalizedText;
+  /** A checkpoint asked before this item runs. */
+  predict?: PredictInfo;
+  /** Id of a LessonMeta.code snippet shown with this item. */
+  code?: string;
+  /** For a pause: the virtual time that passes. */
+  pauseMs?: number;
+}
+
+/** A predict checkpoint: asked before its script item, resolved once `target` has run. */
+export interface PredictInfo {
+  /** Stable key for saved answers: the spec step name of the predicted step ("a2"). */
+  key: string;
+  /** Script index of the step whose outcome is predicted. */
+  target: number;
+  question: LocalizedText;
+  choices: { id: string; label: LocalizedText }[];
+  /** The id of the right choice. */
+  answer: string;
+  explanation: LocalizedText;
+}
+
+/** Language of a code snippet, as the lesson format names it. */
+export type CodeLanguage = 'go' | 'sql' | 'ts';
+
+/** Application code a lesson shows beside the sessions (never executed). */
+export interface CodeSnippet {
+  id: string;
+  language: CodeLanguage;
+  title: LocalizedText;
+  source: string;
+}
+
+/** Lesson-wide content the player shows (absent for specs). */
+export interface LessonMeta {
+  id: string;
+  summary?: LocalizedText;
+  code?: CodeSnippet[];
 }
 
 /** Everything the player renders after one backend call. */
@@ -24,6 +63,8 @@ export interface PlayerState {
   offScript: boolean;
   /** Engine or watchdog message. */
   error?: string;
+  /** The open lesson's own content (narration lives on the script items). */
+  lesson?: LessonMeta;
 }
 
 /** What the player may ask the engine to do. Every call resolves to the new state. */
@@ -48,6 +89,8 @@ export interface LessonSummary {
   topic: LocalizedText;
   /** Number of script items, shown as the lesson's length. */
   steps: number;
+  /** Number of predict checkpoints. */
+  predicts?: number;
   /** Optional estimate in minutes. */
   minutes?: number;
 }

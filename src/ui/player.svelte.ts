@@ -2,7 +2,7 @@
  * Player UI state: the current PlayerState from the backend, play/pause with speed, and
  * serialized calls (one backend request at a time, later requests queue behind it).
  */
-import type { PlayerBackend, PlayerState } from './backend';
+import type { PlayerBackend, PlayerState, ScriptItem } from './backend';
 
 export type PlayerSource = { kind: 'lesson'; id: string } | { kind: 'spec'; text: string };
 
@@ -16,6 +16,8 @@ export class Player {
   failure = $state<string | null>(null);
   playing = $state(false);
   speed = $state<number>(1);
+  /** The next item, held back until its predict checkpoint is answered or skipped. */
+  asking = $state.raw<ScriptItem | null>(null);
 
   readonly total = $derived(this.state?.script.length ?? 0);
   readonly cursor = $derived(this.state?.cursor ?? 0);
@@ -29,6 +31,8 @@ export class Player {
   #times = new Map<number, number>();
   /** Called after every state change (the app syncs the URL and progress from it). */
   onchange: ((s: PlayerState) => void) | null = null;
+  /** Whether an item's predict checkpoint still needs an answer (the app asks the saved progress). */
+  needsAnswer: (item: ScriptItem) => boolean = () => false;
 
   constructor(backend: PlayerBackend) {
     this.#backend = backend;
@@ -42,6 +46,7 @@ export class Player {
         const s = await call(this.#backend);
         this.state = s;
         this.failure = null;
+        if (this.asking && this.asking.index !== s.cursor) this.asking = null;
         this.#times.set(s.cursor, s.snapshot.clockMs);
         this.onchange?.(s);
         return s;
@@ -60,12 +65,35 @@ export class Player {
   /** Opens a lesson or spec, then jumps to `cursor` if given. */
   async open(source: PlayerSource, cursor = 0): Promise<void> {
     this.pause();
+    this.asking = null;
     this.#times.clear();
     const s = await this.#run((b) => b.open(source));
     if (s && cursor > 0 && cursor !== s.cursor) await this.goto(Math.min(cursor, s.script.length));
   }
 
-  next = () => (this.atEnd ? Promise.resolve(this.state) : this.#run((b) => b.next()));
+  /**
+   * Runs the next item, unless its predict checkpoint must be answered first: then it asks
+   * (`asking`) and pauses. Decided in the queue, so rapid presses cannot step past a question.
+   */
+  next = (): Promise<PlayerState | null> => {
+    if (this.atEnd) return Promise.resolve(this.state);
+    return this.#run(async (b) => {
+      const s = this.state;
+      if (s && s.cursor >= s.script.length) return s;
+      const item = s?.script[s.cursor];
+      if (s && item?.predict && this.needsAnswer(item)) {
+        this.pause();
+        this.asking = item;
+        return s;
+      }
+      return b.next();
+    });
+  };
+  /** The checkpoint was answered or skipped: close it and run the item it held back. */
+  answered = (): Promise<PlayerState | null> => {
+    this.asking = null;
+    return this.#run((b) => b.next());
+  };
   prev = () => (this.atStart ? Promise.resolve(this.state) : this.#run((b) => b.goto(this.cursor - 1)));
   goto = (cursor: number) => this.#run((b) => b.goto(cursor));
   reset = () => {
@@ -114,7 +142,7 @@ export class Player {
     this.#timer = setTimeout(async () => {
       if (!this.playing) return;
       await this.next();
-      if (this.atEnd || this.failure) this.pause();
+      if (this.atEnd || this.failure || this.asking) this.pause();
       else if (this.playing) this.#schedule();
     }, 1000 / this.speed);
   }

@@ -9,6 +9,8 @@ import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';
 import type { Spec } from '../scenario/types';
 import type { Command, Request, Response, ScenarioSource } from './protocol';
+import { SimDriver } from '../engine/simDriver';
+import { exploreBatch, type ExploreBatch } from '../scenario/explore';
 
 /** Handles protocol requests; `handle` never throws. */
 export class Host {
@@ -44,6 +46,7 @@ export class Host {
         await this.boot;
         return { id: req.id, ok: true, pong: true, timing: timing() };
       }
+      if (req.type === 'explore') return { id: req.id, ok: true, explored: await this.explore(req), timing: timing() };
       const error = await this.run(req);
       if (!this.player) return { id: req.id, ok: false, kind: 'no-scenario', message: 'No lesson or spec is open.' };
       return { id: req.id, ok: true, state: this.player.view(error), history: [...this.player.history], timing: timing() };
@@ -53,6 +56,24 @@ export class Host {
       // The player could not even rebuild itself: this PGlite is unusable.
       this.broken = `The engine failed: ${messageOf(e)}`;
       return { id: req.id, ok: false, kind: 'fatal', message: this.broken };
+    }
+  }
+
+  /** Runs a batch of permutations on the shared PGlite, then rebuilds the open player (the database was reset). */
+  private async explore(cmd: Extract<Command, { type: 'explore' }>): Promise<ExploreBatch> {
+    const spec = compile({ kind: 'spec', text: cmd.text });
+    const driver = new SimDriver(await this.boot);
+    const probe = async () => {
+      const e = driver.engine!;
+      await e.refreshTables();
+      return e.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
+    };
+    try {
+      return await exploreBatch(spec, driver, probe, cmd.from, cmd.count, cmd.withRuns ? { withRuns: true } : {});
+    } catch (e) {
+      throw new InvalidSource(messageOf(e));
+    } finally {
+      if (this.player) await this.player.replay([...this.player.history]);
     }
   }
 

@@ -3,6 +3,7 @@
  * Every request carries an id; the worker answers each one exactly once, errors as data.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
+import type { ExploreBatch } from '../scenario/explore';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */
 export type ScenarioSource = { kind: 'lesson'; id: string; yaml: string } | { kind: 'spec'; text: string; permutation?: number };
@@ -14,7 +15,9 @@ export type Command =
   | { type: 'goto'; cursor: number }
   | { type: 'reset' }
   | { type: 'replay'; history: PlayerAction[] }
-  | { type: 'ping' };
+  | { type: 'ping' }
+  /** Runs permutations `from` … `from + count - 1` of spec `text` (scenario lab); plays nothing. */
+  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean };
 
 export type Request = Command & { id: number };
 
@@ -28,6 +31,7 @@ export type FailureKind = 'no-scenario' | 'invalid-source' | 'fatal';
 export type Response =
   | { id: number; ok: true; state: PlayerView; history: PlayerAction[]; timing: Timing }
   | { id: number; ok: true; pong: true; timing: Timing }
+  | { id: number; ok: true; explored: ExploreBatch; timing: Timing }
   | { id: number; ok: false; kind: FailureKind; message: string };
 
 /** Where the worker spent its time on a request (ms, measured with performance.now()). */

@@ -539,7 +539,7 @@ const presenter: Flow = {
       'P did not leave presenter mode',
     );
     await ctx.page.locator('body').press('?');
-    await waitFor(async () => (await ctx.page.locator('dialog[open]').count()) > 0, '? did not open the shortcuts dialog');
+    await waitFor(async () => await ctx.byTestId('shortcuts-dialog').isVisible(), '? did not open the shortcuts dialog');
     // Last, so the keyboard checks above still run when this product bug is present.
     assert(overflow <= 0, `presenter mode scrolls horizontally by ${overflow}px at 1280×720 (document.scrollWidth > viewport)`);
   },

@@ -55,7 +55,8 @@ async function main(): Promise<number> {
     console.error(`Unknown flow in --only; known: ${FLOWS.map((f) => f.name).join(', ')}`);
     return 1;
   }
-  rmSync(OUT, { recursive: true, force: true });
+  // A full run starts from an empty directory; --only keeps the other flows' screenshots.
+  if (!only) rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
 
   let server: PreviewServer | null = null;

@@ -199,6 +199,7 @@ interface ModelSession {
 
 /** Thrown inside the model when the schedule would be racy on real PostgreSQL. */
 class Reject extends Error {}
+export const REJECTS: Record<string, number> = {};
 
 /** The abstract lock model that schedules a permutation. */
 class Model {
@@ -374,7 +375,8 @@ class Model {
 
   /** Wakes waiters whose locks are free, in queue order, until nothing changes. */
   pump(): void {
-    for (let changed = true; changed; ) {
+    for (let changed = true, rounds = 0; changed; rounds++) {
+      if (rounds > 1000) throw new Error('model: pump does not settle ' + JSON.stringify(this.sessions.map((x) => [x.name, x.wait, x.running, x.held])));
       changed = false;
       for (const s of this.sessions.filter((o) => o.wait).sort((a, b) => a.wait!.seq - b.wait!.seq)) {
         if (this.tryProgress(s)) changed = true;
@@ -428,7 +430,8 @@ class Model {
     if (this.waitersOn(w.res).some((o) => o !== s && o.wait!.seq < w.seq)) return false;
     s.wait = undefined;
     this.woken.add(s);
-    this.continueRunning(s);
+    s.held.push({ kind: 'adv', key, session: (a as { session: boolean }).session });
+    s.running = undefined;
     return true;
   }
 
@@ -522,17 +525,17 @@ export interface GenerateOptions {
 const TABLE_IDS = [1, 2, 3];
 
 /** Draws one statement for session `si` (0-based). */
-function drawStatement(rng: Rng, si: number, n: number, features: readonly FeatureTag[], ctx: { inserts: number }): GenStep[] {
+function drawStatement(rng: Rng, si: number, n: number, features: readonly FeatureTag[], ctx: { inserts: number; hot: Table[] }): GenStep[] {
   const name = `s${si + 1}${String.fromCharCode(97 + n)}`;
   const tag = rng.pick(features.filter((f) => f !== 'rollback' && f !== 'savepoint'));
-  const k = rng.pick(TABLE_IDS);
+  const k = rng.chance(0.8) ? rng.int(1, 2) : 3;
   const mode = rng.pick<RowMode>(['ks', 'sh', 'nku', 'upd']);
-  const lockTable = rng.pick<Table>(['parent', 'users', 'queue']);
+  const lockTable = rng.pick(ctx.hot);
   const row = (t: Table, id: number): string => `${t}:${id}`;
   const one = (sql: string, action: Action): GenStep[] => [{ name, sql, tag, action }];
   switch (tag) {
     case 'update-nonkey': {
-      const t = rng.pick<Table>(['parent', 'users', 'child']);
+      const t = rng.pick(ctx.hot);
       const by = (si + 1) * 10 + n;
       return one(`UPDATE ${t} SET v = v + ${by} WHERE id = ${k} RETURNING v;`, { kind: 'rows', rows: [row(t, k)], mode: 'nku', modify: 'update' });
     }
@@ -606,7 +609,7 @@ function drawStatement(rng: Rng, si: number, n: number, features: readonly Featu
 }
 
 /** Draws one session's transaction: BEGIN, 1–4 statements, COMMIT or ROLLBACK, post-transaction steps. */
-function drawSession(rng: Rng, si: number, features: readonly FeatureTag[]): GenStep[] {
+function drawSession(rng: Rng, si: number, features: readonly FeatureTag[], hot: Table[]): GenStep[] {
   const p = `s${si + 1}`;
   const steps: GenStep[] = [
     rng.chance(0.5)
@@ -614,7 +617,7 @@ function drawSession(rng: Rng, si: number, features: readonly FeatureTag[]): Gen
       : { name: `${p}begin`, sql: 'BEGIN ISOLATION LEVEL READ COMMITTED;', action: { kind: 'begin' } },
   ];
   const count = rng.int(1, 4);
-  const ctx = { inserts: 0 };
+  const ctx = { inserts: 0, hot };
   const body: GenStep[] = [];
   for (let n = 0; n < count; n++) body.push(...drawStatement(rng, si, n, features, ctx));
   if (features.includes('savepoint') && rng.chance(0.3)) {
@@ -645,15 +648,17 @@ function schedule(rng: Rng, sessions: ModelSession[]): { order: string[]; virtua
       if (left.length === 0) break;
       const ready = left.filter((s) => !s.wait);
       if (ready.length === 0) {
-        if (!model.fireNextTimer()) return null;
+        if (!model.fireNextTimer()) { REJECTS.hang = (REJECTS.hang ?? 0) + 1; return null; }
         continue;
       }
-      const s = rng.pick(ready);
+      // Prefer statements over COMMIT/ROLLBACK so that transactions overlap and contend.
+      let s = rng.pick(ready);
+      if (s.steps[s.pos].action.kind === 'end' && rng.chance(0.7)) s = rng.pick(ready);
       order.push(s.steps[s.pos].name);
       model.runStep(s);
     }
   } catch (e) {
-    if (e instanceof Reject) return null;
+    if (e instanceof Reject) { REJECTS[e.message] = (REJECTS[e.message] ?? 0) + 1; return null; }
     throw e;
   }
   return { order, virtualMs: model.now };
@@ -665,7 +670,10 @@ export function generate(seed: number, opts: GenerateOptions = {}): Generated {
   const rng = new Rng(seed);
   for (let attempt = 0; attempt < 200; attempt++) {
     const n = rng.int(2, 4);
-    const drawn = Array.from({ length: n }, (_, si) => drawSession(rng, si, features));
+    // One or two "hot" tables per spec, so that the sessions contend (and deadlock) often.
+    const hot = rng.chance(0.5) ? [rng.pick<Table>(['parent', 'users', 'queue'])] : (['parent', 'users', 'queue'] as Table[]).filter(() => rng.chance(0.67));
+    if (hot.length === 0) hot.push('parent');
+    const drawn = Array.from({ length: n }, (_, si) => drawSession(rng, si, features, hot));
     for (let tries = 0; tries < 10; tries++) {
       const sessions: ModelSession[] = drawn.map((steps, si) => ({
         name: `s${si + 1}`,

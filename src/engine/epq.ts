@@ -1,0 +1,48 @@
+/**
+ * READ COMMITTED's EvalPlanQual, emulated. When a waiting UPDATE, DELETE or SELECT … FOR UPDATE
+ * wakes up, PostgreSQL rechecks only the rows its scan originally found, on their newest
+ * versions; rows that start matching only now, or were inserted meanwhile, are not picked up
+ * (the docs' `DELETE FROM website WHERE hits = 10` example). The engine re-runs the statement
+ * with its target restricted to those rows: the WHERE clause gains `AND target.ctid = ANY(…)`.
+ *
+ * The clause is placed with PostgreSQL's own tokenizer (libpg-query), never by guessing.
+ */
+import { scanSync } from 'libpg-query';
+
+const SELECT_TAIL = new Set(['GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'OFFSET', 'FETCH', 'FOR']);
+const DML_TAIL = new Set(['RETURNING']);
+const SET_OPS = new Set(['UNION', 'INTERSECT', 'EXCEPT']);
+
+/** The statement with its target restricted to the given tuples, or null when it cannot be done safely. */
+export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delete', target: string, ctids: string[]): string | null {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  let tokens: { start: number; end: number; text: string }[];
+  try {
+    tokens = (scanSync(sql) as unknown as { tokens: { start: number; end: number; text: string }[] }).tokens;
+  } catch {
+    return null;
+  }
+  const tail = verb === 'select' ? SELECT_TAIL : DML_TAIL;
+  let depth = 0;
+  let where = -1;
+  let end = bytes.length;
+  for (const t of tokens) {
+    const word = t.text.toUpperCase();
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth === 0) {
+      if (SET_OPS.has(word)) return null;
+      if (word === 'WHERE' && where < 0) where = t.end;
+      else if (tail.has(word) && t.start > Math.max(where, 0) && end === bytes.length) end = t.start;
+    }
+  }
+  const restriction = `${quote(target)}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${slice(end, bytes.length)}`.trim();
+  return `${slice(0, end).trimEnd()} WHERE ${restriction} ${slice(end, bytes.length)}`.trim();
+}
+
+function quote(s: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+}
