@@ -1,9 +1,12 @@
 import './app.css';
 import { boot } from './ui/boot';
 import { createWorkerBackend, lessonCatalog } from './ui/backend-worker';
+import { createExplorer } from './ui/lab/explorer';
+import type { WorkerLike } from './worker/client';
 
 boot({
   target: document.getElementById('app')!,
   catalog: lessonCatalog,
   createBackend: () => createWorkerBackend(),
+  createExplorer: () => createExplorer({ createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike }),
 });

@@ -42,6 +42,8 @@ import type { PgMessage, StatementResult, StepResult } from '../scenario/types';
 const DATABASE_OID = 5;
 const FIRST_XID = 750;
 const FIRST_PID = 4101;
+/** FirstNormalObjectId: where a fresh cluster's user objects start. */
+const FIRST_USER_OID = 16384;
 /** The prepared transaction that keeps the xmin horizon behind every exported snapshot. */
 const PIN_GID = 'lockstep_snapshot_pin';
 const GUC_NAMES = ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation'] as const;
@@ -184,6 +186,7 @@ export class Engine {
     const ex = opts.executor ?? (await PgliteExecutor.create());
     const e = new Engine(ex);
     opts.sessions.forEach((name, index) => e.addSession(name, index));
+
     await e.refreshSessionGucs();
     return e;
   }
@@ -218,6 +221,8 @@ export class Engine {
   async setup(sql: string): Promise<RawResult> {
     const r = await this.ex.run(sql);
     this.catalog = await readCatalog(this.ex);
+    // User objects are numbered for display from the first table the scenario created.
+    if (this.oidBase === null && this.catalog.length) this.oidBase = Math.min(...this.catalog.map((c) => c.oid));
     return r;
   }
 
@@ -231,7 +236,7 @@ export class Engine {
     const rows = await this.ex.must(
       `SELECT c.oid::text, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog','information_schema','lockstep') AND n.nspname NOT LIKE 'pg_toast%'`,
     );
-    return new Map(rows.map(([o, n]) => [o!, n!]));
+    return new Map(rows.map(([o, n]) => [String(this.vOid(Number(o))), n!]));
   }
 
   /** Session names in order. */
@@ -723,6 +728,7 @@ export class Engine {
   }
 
   private pinned = false;
+  private oidBase: number | null = null;
 
   /** Releases the pin once no session keeps a snapshot. */
   private async maybeUnpin(): Promise<void> {
@@ -783,8 +789,12 @@ export class Engine {
     const outcome = this.walkPlan(s, st, dry);
     if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && st.cls.target) {
       const oid = this.catalog.find((c) => c.name === (st.cls as { target: { relname: string } }).target.relname)?.oid;
-      if (oid !== undefined)
-        step.epq = { oid, ctids: dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : [])) };
+      if (oid !== undefined) {
+        // The rows the scan found: those it is locking now, and those this session already held.
+        const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
+        const held = this.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
+        step.epq = { oid, ctids: [...new Set([...found, ...held])] };
+      }
     }
     if (outcome !== 'ok') return outcome;
     step.epq = undefined;
@@ -863,8 +873,14 @@ export class Engine {
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisoryLockSql(a.tag, a.mode) + ';\n').join('');
     const replay = replaySql(txn.log);
     const begin = await this.beginSql(s, true);
-    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${this.shadowSql(s, st)}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
-    const pre = await this.ex.run(prefix);
+    const shadow = this.shadowSql(s, st);
+    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
+    const prefixCount = begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + 2;
+    // One round trip for the usual case: replay, the statement, and what it locked. A locking
+    // SELECT runs row by row instead (runStatement).
+    const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
+    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${tupleScanSql('mine')}` : prefix);
+    const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
@@ -877,7 +893,17 @@ export class Engine {
       throw e;
     }
     const before = parseLockSample(pre.results.at(-1)!.rows ?? []);
-    const { raw, order } = await this.runStatement(st);
+    let raw: RawResult;
+    let order = false;
+    let afterRows: (string | null)[][] | undefined;
+    let scanRows: (string | null)[][] | undefined;
+    if (merged) {
+      const mine = (i: number) => (all.noticeAt?.[i] ?? 0) >= prefixCount;
+      const notices = all.notices.filter((_, i) => mine(i));
+      raw = all.error ? { results: [], error: all.error, notices } : { results: [all.results[prefixCount]], notices };
+      afterRows = all.results[prefixCount + 1]?.rows;
+      scanRows = all.results[prefixCount + 2]?.rows;
+    } else ({ raw, order } = await this.runStatement(st));
     let after: LockSample = before;
     let plan: PlanItem[] = [];
     const inserted: DryRun['inserted'] = [];
@@ -885,16 +911,17 @@ export class Engine {
     let assignsXid = false;
     let ops: ImageOp[] = [];
     if (!raw.error) {
-      const a = await this.ex.run(LOCK_SAMPLE_SQL);
-      after = parseLockSample(a.results.at(-1)?.rows ?? []);
+      if (!afterRows) {
+        const a = await this.ex.run(`${LOCK_SAMPLE_SQL};\n${tupleScanSql('mine')}`);
+        afterRows = a.results[0]?.rows;
+        scanRows = a.results[1]?.rows;
+      }
+      after = parseLockSample(afterRows ?? []);
       const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
       assignsXid = stmtXids.size > 0;
       const ownXids = new Set([...before.xids]);
       let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
-      if (stmtXids.size) {
-        const scan = await this.ex.must(tupleScanSql([...after.xids]));
-        touched = await decodeTuples(this.ex, scan, stmtXids, ownXids);
-      }
+      if (stmtXids.size) touched = await decodeTuples(this.ex, scanRows ?? [], stmtXids, ownXids);
       // Unique keys of the tuples this statement created (new row versions included).
       const byTable = groupBy(touched.inserted, (t) => t.relation);
       for (const [table, list] of byTable) {
@@ -983,13 +1010,15 @@ export class Engine {
    * pg_stat_activity, pg_blocking_pids, pg_backend_pid) show the simulated sessions and
    * pg_try_advisory_* sees the other sessions' advisory locks (search_path shadowing).
    */
-  private shadowSql(s: Sess, st: ParsedStatement): string {
-    if (st.cls.kind !== 'dml') return '';
+  private shadowSql(s: Sess, st: ParsedStatement): { sql: string; count: number } {
+    if (st.cls.kind !== 'dml') return { sql: '', count: 0 };
     const schemas: string[] = [];
     let sql = '';
+    let count = 0;
     if (st.cls.mentionsDiagnostics) {
       schemas.push(DIAG_SCHEMA);
       sql += diagnosticsDataSql(this.diagnosticsInput(s)) + ';\n';
+      count++;
     }
     if (/pg_try_advisory/i.test(st.sql)) {
       schemas.push(SHADOW_SCHEMA);
@@ -1000,13 +1029,16 @@ export class Engine {
           const t = e.tag as LockTag & { type: 'advisory' };
           return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
         });
-      if (rows.length) sql += `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n`;
+      if (rows.length) {
+        sql += `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n`;
+        count++;
+      }
     }
-    if (!schemas.length) return '';
+    if (!schemas.length) return { sql: '', count: 0 };
     // pg_catalog must be listed after the shadows explicitly, or it is searched first.
     const path = `pg_catalog.current_setting('search_path')`;
     const tail = `CASE WHEN ${path} ~ '(^|[ ,])pg_catalog([ ,]|$)' THEN ${path} ELSE 'pg_catalog, ' || ${path} END`;
-    return sql + `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, true);\n`;
+    return { sql: sql + `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, true);\n`, count: count + 1 };
   }
 
   private diagnosticsInput(me: Sess): DiagnosticsInput {
@@ -1230,7 +1262,8 @@ export class Engine {
 
   private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string): void {
     const step = s.step!;
-    const detail = deadlockDetail(report, (p) => this.sess(p).pid, DATABASE_OID);
+    const shown = { edges: report.edges.map((e) => ({ ...e, tag: this.presentTag(e.tag) })) };
+    const detail = deadlockDetail(shown, (p) => this.sess(p).pid, DATABASE_OID);
     step.error = PG.deadlock(detail, context);
     const cycle = report.edges.map((e) => e.waiter as string);
     this.lastDeadlock = { cycle, victim: s.name, atMs: this.clock };
@@ -1438,7 +1471,20 @@ export class Engine {
   // ───────────────────────────── views ─────────────────────────────
 
   private describe(tag: LockTag): string {
-    return describeLockTag(tag, DATABASE_OID);
+    return describeLockTag(this.presentTag(tag), DATABASE_OID);
+  }
+
+  /**
+   * Relation OIDs as shown to people: PGlite's own OIDs grow every time the scenario is rebuilt
+   * (undo), so they are shifted to start where a fresh cluster's user objects start (16384),
+   * keeping DETAIL texts and lock tags identical between a run and its replay.
+   */
+  private vOid(real: number): number {
+    return this.oidBase === null ? real : real - this.oidBase + FIRST_USER_OID;
+  }
+
+  private presentTag(tag: LockTag): LockTag {
+    return tag.type === 'relation' || tag.type === 'tuple' ? { ...tag, oid: this.vOid(tag.oid) } : tag;
   }
 
   /** A wait in words with names instead of OIDs: "ExclusiveLock on tuple (0,1) of relation accounts". */
@@ -1458,7 +1504,7 @@ export class Engine {
     if (!w) return undefined;
     const edges = this.lm.waitEdges().filter((e) => e.from === s.proc);
     return {
-      tag: w.tag,
+      tag: this.presentTag(w.tag),
       mode: w.mode,
       description: `${w.mode} on ${this.friendly(w.tag)}`,
       blockers: edges.map((e) => ({ session: e.to as string, kind: e.kind, mode: this.lm.holders(e.tag).find((h) => h.proc === e.to)?.modes[0] ?? e.mode })),
@@ -1557,7 +1603,7 @@ export class Engine {
       from: e.from,
       to: e.to,
       kind: e.kind,
-      tag: e.tag,
+      tag: this.presentTag(e.tag),
       mode: e.mode,
       label: `${e.mode} on ${this.friendly(e.tag)}`,
       inCycle: false,

@@ -38,7 +38,9 @@ export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delet
       else if (tail.has(word) && t.start > Math.max(where, 0) && end === bytes.length) end = t.start;
     }
   }
-  const restriction = `${quote(target)}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  // Row versions the session created itself cannot have been changed by anyone else: they stay eligible.
+  const t = quote(target);
+  const restriction = `(${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid'))`;
   if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${slice(end, bytes.length)}`.trim();
   return `${slice(0, end).trimEnd()} WHERE ${restriction} ${slice(end, bytes.length)}`.trim();
 }

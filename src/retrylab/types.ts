@@ -125,7 +125,10 @@ export interface LabResult {
   lockWaitMs: number;
   backoffMs: number;
   virtualMs: number;
+  /** Wall-clock ms of the workers' loop (start-up excluded). */
   wallMs: number;
+  /** Wall-clock ms to start PGlite and the engine and run the workload's setup. */
+  startupMs: number;
   /** Committed transactions per virtual second. */
   throughput: number;
   /** Latency of committed logical transactions (first BEGIN to successful COMMIT, retries included), virtual ms. */

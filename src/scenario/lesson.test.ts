@@ -2,13 +2,22 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { LessonError, lessonToSpec, parseLesson, parsePause, stepName, type LessonIssue } from './lesson';
+import { LessonError, lessonToSpec, parseInterview, parseLesson, parsePause, stepName, type LessonIssue } from './lesson';
 import { parseSpec, writeSpec } from './spec';
 
 const t = (en: string) => ({ en, ru: `ru: ${en}` });
 
+/** Loosely typed YAML data: the validation cases build deliberately wrong documents. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = Record<string, any>;
+
+/** A valid code snippet with id "retry". */
+function snippet(): Loose {
+  return { id: 'retry', language: 'go', title: t('Retry'), source: 'for {\n\tif err := run(); err == nil {\n\t\treturn\n\t}\n}\n' };
+}
+
 /** A small valid lesson as plain data; each case mutates a fresh copy. */
-function base(): Record<string, any> {
+function base(): Loose {
   return {
     id: 'tiny',
     title: t('Tiny'),
@@ -52,7 +61,7 @@ function issuesOf(text: string): LessonIssue[] {
 }
 
 describe('parseLesson validation', () => {
-  const cases: { name: string; edit: (l: Record<string, any>) => void; path: string; message: RegExp }[] = [
+  const cases: { name: string; edit: (l: Loose) => void; path: string; message: RegExp }[] = [
     { name: 'missing title', edit: (l) => delete l.title, path: 'title', message: /missing required field/ },
     { name: 'unknown top-level field', edit: (l) => (l.author = 'x'), path: 'author', message: /unknown field/ },
     { name: 'missing ru', edit: (l) => delete l.summary.ru, path: 'summary.ru', message: /missing required field/ },
@@ -118,6 +127,29 @@ describe('parseLesson validation', () => {
       message: /followed by a step/,
     },
     { name: 'item of unknown kind', edit: (l) => (l.steps[0] = 'BEGIN;'), path: 'steps[0]', message: /a step .* a pause or a predict/ },
+    { name: 'code ref without code list', edit: (l) => (l.steps[0].code = 'retry'), path: 'steps[0].code', message: /unknown code snippet "retry" \(the lesson has no "code" list\)/ },
+    {
+      name: 'unknown code ref',
+      edit: (l) => {
+        l.code = [snippet()];
+        l.steps[4].code = 'nope';
+      },
+      path: 'steps[4].code',
+      message: /unknown code snippet "nope" \(retry\)/,
+    },
+    { name: 'empty code list', edit: (l) => (l.code = []), path: 'code', message: /at least one snippet/ },
+    { name: 'bad code language', edit: (l) => (l.code = [{ ...snippet(), language: 'python' }]), path: 'code[0].language', message: /go, sql, ts/ },
+    { name: 'code missing source', edit: (l) => (l.code = [{ ...snippet(), source: undefined }]), path: 'code[0].source', message: /missing required field/ },
+    { name: 'code bad id', edit: (l) => (l.code = [{ ...snippet(), id: 'With Retry' }]), path: 'code[0].id', message: /kebab-case/ },
+    { name: 'code unknown field', edit: (l) => (l.code = [{ ...snippet(), lang: 'go' }]), path: 'code[0].lang', message: /unknown field/ },
+    {
+      name: 'duplicate snippet',
+      edit: (l) => (l.code = [snippet(), snippet()]),
+      path: 'code[1].id',
+      message: /duplicate snippet "retry"/,
+    },
+    { name: 'code title needs both languages', edit: (l) => (l.code = [{ ...snippet(), title: { en: 'x' } }]), path: 'code[0].title.ru', message: /missing required field/ },
+    { name: 'code on a predict', edit: (l) => (l.steps[2].code = 'retry'), path: 'steps[2].code', message: /unknown field/ },
   ];
 
   it('accepts the base lesson', () => {
@@ -225,6 +257,123 @@ describe('lessonToSpec', () => {
   });
 });
 
+describe('code snippets', () => {
+  it('are optional and absent from lessons without them', () => {
+    const lesson = parseLesson(stringify(base()));
+    expect(lesson.code).toBeUndefined();
+    expect(lesson.steps.every((s) => !('code' in s))).toBe(true);
+  });
+
+  it('parse with their references on steps and pauses, and compile to nothing', () => {
+    const input = base();
+    input.code = [snippet(), { id: 'schema', language: 'sql', title: t('Schema'), source: 'CREATE TABLE t (id int); -- }' }];
+    input.steps[0].code = 'schema';
+    input.steps[4].code = 'retry';
+    const lesson = parseLesson(stringify(input));
+    expect(lesson.code).toEqual([
+      { id: 'retry', language: 'go', title: t('Retry'), source: 'for {\n\tif err := run(); err == nil {\n\t\treturn\n\t}\n}' },
+      { id: 'schema', language: 'sql', title: t('Schema'), source: 'CREATE TABLE t (id int); -- }' },
+    ]);
+    expect(lesson.steps[0]).toMatchObject({ kind: 'step', name: 'a1', code: 'schema' });
+    expect(lesson.steps[4]).toMatchObject({ kind: 'pause', name: 'clock1', code: 'retry' });
+    const plain = base();
+    expect(lessonToSpec(lesson)).toEqual(lessonToSpec(parseLesson(stringify(plain))));
+  });
+
+  it('keep indentation from a YAML literal block', () => {
+    const text = stringify(base()).replace(
+      /^steps:/m,
+      'code:\n  - id: go\n    language: go\n    title: { en: Go, ru: Go }\n    source: |\n      func f() {\n      \treturn\n      }\nsteps:',
+    );
+    expect(parseLesson(text).code?.[0].source).toBe('func f() {\n\treturn\n}');
+  });
+});
+
+/** A small valid interview file as plain data. */
+function interview(): Loose {
+  return {
+    title: t('Interview'),
+    intro: t('Nine questions.'),
+    questions: [
+      {
+        id: 'what-is-deadlock',
+        question: t('What is a deadlock?'),
+        choices: [
+          { id: 'cycle', label: t('A cycle of waits') },
+          { id: 'wait', label: t('A long wait') },
+        ],
+        answer: 'cycle',
+        model: t('A cycle of waits that cannot end by itself.'),
+        lesson: 'tiny',
+        see: ['other'],
+      },
+      { id: 'free', question: t('Explain lock_timeout.'), model: t('It limits any single lock wait.'), lesson: 'other' },
+    ],
+    topics: [{ title: t('Matrices'), lessons: ['tiny', 'other'] }],
+  };
+}
+
+function interviewIssues(data: Loose, ids?: string[]): LessonIssue[] {
+  try {
+    parseInterview(stringify(data), ids);
+  } catch (e) {
+    if (e instanceof LessonError) return e.issues;
+    throw e;
+  }
+  return [];
+}
+
+describe('parseInterview', () => {
+  it('parses quiz and free-answer questions and topics', () => {
+    const iv = parseInterview(stringify(interview()), ['tiny', 'other']);
+    expect(iv.title).toEqual(t('Interview'));
+    expect(iv.questions).toHaveLength(2);
+    expect(iv.questions[0]).toMatchObject({ id: 'what-is-deadlock', answer: 'cycle', lesson: 'tiny', see: ['other'] });
+    expect(iv.questions[0].choices?.map((c) => c.id)).toEqual(['cycle', 'wait']);
+    expect(iv.questions[1]).toEqual({
+      id: 'free',
+      question: t('Explain lock_timeout.'),
+      model: t('It limits any single lock wait.'),
+      lesson: 'other',
+      see: [],
+    });
+    expect(iv.topics).toEqual([{ title: t('Matrices'), lessons: ['tiny', 'other'] }]);
+  });
+
+  const cases: { name: string; edit: (v: Loose) => void; path: string; message: RegExp; ids?: string[] }[] = [
+    { name: 'missing title', edit: (v) => delete v.title, path: 'title', message: /missing required field/ },
+    { name: 'unknown field', edit: (v) => (v.lessons = []), path: 'lessons', message: /unknown field/ },
+    { name: 'no questions', edit: (v) => (v.questions = []), path: 'questions', message: /at least one question/ },
+    { name: 'missing model', edit: (v) => delete v.questions[0].model, path: 'questions[0].model', message: /missing required field/ },
+    { name: 'missing ru', edit: (v) => delete v.questions[1].question.ru, path: 'questions[1].question.ru', message: /missing required field/ },
+    { name: 'duplicate id', edit: (v) => (v.questions[1].id = 'what-is-deadlock'), path: 'questions[1].id', message: /duplicate question/ },
+    { name: 'bad answer', edit: (v) => (v.questions[0].answer = 'nope'), path: 'questions[0].answer', message: /unknown choice "nope"/ },
+    { name: 'choices without answer', edit: (v) => delete v.questions[0].answer, path: 'questions[0].answer', message: /right choice id/ },
+    { name: 'answer without choices', edit: (v) => (v.questions[1].answer = 'x'), path: 'questions[1].answer', message: /free answer/ },
+    { name: 'one choice', edit: (v) => v.questions[0].choices.pop(), path: 'questions[0].choices', message: /at least 2 choices/ },
+    { name: 'unknown lesson', edit: (v) => (v.questions[1].lesson = 'ghost'), path: 'questions[1].lesson', message: /unknown lesson "ghost"/, ids: ['tiny', 'other'] },
+    { name: 'unknown see', edit: (v) => (v.questions[0].see = ['ghost']), path: 'questions[0].see[0]', message: /unknown lesson/, ids: ['tiny', 'other'] },
+    { name: 'topic without lessons', edit: (v) => (v.topics[0].lessons = []), path: 'topics[0].lessons', message: /at least one lesson/ },
+    { name: 'topic unknown lesson', edit: (v) => v.topics[0].lessons.push('ghost'), path: 'topics[0].lessons[2]', message: /unknown lesson/, ids: ['tiny', 'other'] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const v = interview();
+      c.edit(v);
+      const issues = interviewIssues(v, c.ids);
+      const hit = issues.find((i) => i.path === c.path);
+      expect(hit, JSON.stringify(issues)).toBeDefined();
+      expect(hit!.message).toMatch(c.message);
+    });
+  }
+
+  it('does not check lesson ids when no list is given', () => {
+    const v = interview();
+    v.questions[1].lesson = 'ghost';
+    expect(interviewIssues(v)).toEqual([]);
+  });
+});
+
 describe('lessons/', () => {
   const dir = join(__dirname, '..', '..', 'lessons');
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
@@ -241,4 +390,21 @@ describe('lessons/', () => {
       expect(parseSpec(writeSpec(spec))).toEqual(spec);
     });
   }
+
+  it('interview/interview.yaml parses: nine questions, every lesson id exists', () => {
+    const ids = files.map((f) => f.replace(/\.yaml$/, ''));
+    const iv = parseInterview(readFileSync(join(dir, 'interview', 'interview.yaml'), 'utf8'), ids);
+    expect(iv.questions).toHaveLength(9);
+    expect(iv.topics.length).toBeGreaterThanOrEqual(9);
+    for (const q of iv.questions) expect(q.lesson).toBeTruthy();
+  });
+
+  it('every lesson with code snippets references each snippet from some step', () => {
+    for (const file of files) {
+      const lesson = parseLesson(readFileSync(join(dir, file), 'utf8'));
+      for (const snip of lesson.code ?? []) {
+        expect(lesson.steps.some((s) => s.kind !== 'predict' && s.code === snip.id), `${file}: ${snip.id} unused`).toBe(true);
+      }
+    }
+  });
 });

@@ -74,9 +74,10 @@ describe('App', () => {
     expect(screen.queryByTestId('shortcuts-dialog')).toBeNull();
   });
 
-  it('shows the lab placeholder', () => {
+  it('shows the scenario lab', () => {
     location.hash = '#/lab';
     render(App, { props: { catalog, createBackend: null } });
-    expect(screen.getByTestId('lab').textContent).toContain('coming soon');
+    expect(screen.getByTestId('lab').textContent).toContain('Scenario lab');
+    expect(screen.getByTestId('lab-editor')).toBeTruthy();
   });
 });

@@ -2,13 +2,17 @@
  * The real PlayerBackend: the engine runs in a Web Worker (src/worker/worker.ts) behind a
  * watchdog (src/worker/client.ts). Also the lesson catalog, bundled from lessons/*.yaml.
  */
-import { parseLesson, type Lesson, type Localized } from '../scenario/lesson';
+import { parseInterview, parseLesson, type Interview, type Lesson, type Localized } from '../scenario/lesson';
 import { EngineClient, type ClientEvent, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { PlayerView } from '../engine/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
 
 const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
+  string,
+  string
+>;
 
 /** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
 export interface LessonInfo extends LessonSummary {
@@ -43,7 +47,7 @@ const bundled: Map<string, BundledLesson> = (() => {
           level: l.level,
           minutes: l.minutes,
           steps: l.steps.filter((s) => s.kind !== 'predict').length,
-          predicts: l.steps.filter((s) => s.kind === 'predict').length,
+          predictAnswers: Object.fromEntries(l.steps.flatMap((s) => (s.kind === 'predict' ? [[s.step, s.answer]] : []))),
         },
       });
     } catch (e) {
@@ -58,8 +62,20 @@ export function lessonInfos(): LessonInfo[] {
   return [...bundled.values()].map((b) => structuredClone(b.info));
 }
 
-/** The lesson list for the UI. */
-export const lessonCatalog: LessonCatalog = { list: async () => lessonInfos() };
+/** The interview file, parsed against the bundled lessons; null when absent, or broken (with a console error). */
+export function interviewData(): Interview | null {
+  const [path, yaml] = Object.entries(interviewFiles)[0] ?? [];
+  if (path === undefined || yaml === undefined) return null;
+  try {
+    return parseInterview(yaml, [...bundled.keys()]);
+  } catch (e) {
+    console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  }
+}
+
+/** The lesson list and interview questions for the UI. */
+export const lessonCatalog: LessonCatalog = { list: async () => lessonInfos(), interview: async () => interviewData() };
 
 /** The lesson's YAML text, for exporting or showing the source. */
 export function lessonYaml(id: string): string | undefined {

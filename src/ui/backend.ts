@@ -89,15 +89,40 @@ export interface LessonSummary {
   topic: LocalizedText;
   /** Number of script items, shown as the lesson's length. */
   steps: number;
-  /** Number of predict checkpoints. */
-  predicts?: number;
+  /** The lesson's predict checkpoints: key (predicted step name) → right choice id, to score saved answers. */
+  predictAnswers?: Record<string, string>;
   /** Optional estimate in minutes. */
   minutes?: number;
+}
+
+/** One interview question: a quiz when it has choices, otherwise a free answer. */
+export interface InterviewQuestionData {
+  id: string;
+  question: LocalizedText;
+  choices?: { id: string; label: LocalizedText }[];
+  /** The right choice id (with choices only). */
+  answer?: string;
+  model: LocalizedText;
+  /** The lesson that proves the answer. */
+  lesson: string;
+  /** Further lessons worth replaying. */
+  see: string[];
+}
+
+/** The interview mode's content (lessons/interview/interview.yaml). */
+export interface InterviewData {
+  title: LocalizedText;
+  intro?: LocalizedText;
+  questions: InterviewQuestionData[];
+  /** Senior+ topics: a checklist, each linked to lessons. */
+  topics: { title: LocalizedText; lessons: string[] }[];
 }
 
 /** Where the lesson list comes from (lessons/ on disk, bundled by the lead). */
 export interface LessonCatalog {
   list(): Promise<LessonSummary[]>;
+  /** The interview questions; null when the course has none yet. */
+  interview?(): Promise<InterviewData | null>;
 }
 
 /** A catalog over a fixed array (also what main.ts uses until lessons are bundled). */

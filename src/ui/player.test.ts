@@ -4,6 +4,7 @@ import { Player } from './player.svelte';
 import { fixtureBackend } from './fixtures/backend';
 import { deadlockScenario } from './fixtures/deadlock';
 import type { PlayerBackend } from './backend';
+import { guidedBackend } from './fixtures/guided';
 
 describe('Player', () => {
   it('serializes calls: rapid next() presses each advance one step, in order', async () => {
@@ -58,5 +59,22 @@ describe('Player', () => {
     await p.next();
     expect(p.failure).toBe('worker died');
     expect(p.busy).toBe(false);
+  });
+
+  it('holds back an item with an unanswered checkpoint, even under rapid presses, until answered', async () => {
+    const p = new Player(guidedBackend());
+    const answered = new Set<string>();
+    p.needsAnswer = (item) => !answered.has(item.predict!.key);
+    await p.open({ kind: 'lesson', id: 'deadlock' }, 3);
+    await Promise.all([p.next(), p.next(), p.next()]);
+    expect(p.cursor).toBe(4);
+    expect(p.asking?.index).toBe(4);
+    answered.add('a_upd2');
+    await p.answered();
+    expect(p.cursor).toBe(5);
+    expect(p.asking).toBeNull();
+    await p.prev();
+    await p.next();
+    expect(p.cursor).toBe(5);
   });
 });

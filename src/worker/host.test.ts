@@ -47,4 +47,18 @@ describe('worker Host', () => {
     expect(r.state).toMatchObject({ cursor: 2, offScript: true });
     expect(r.history).toHaveLength(3);
   });
+
+  it('explores a batch of interleavings and leaves the open player as it was', async () => {
+    const text = readFileSync('lessons/lab-templates/transfer-unordered.spec', 'utf8').replace(/^permutation.*$/m, '');
+    const r = await host.handle({ id: 7, type: 'explore', text, from: 5, count: 2 });
+    if (!r.ok || !('explored' in r)) throw new Error(`expected a batch, got ${JSON.stringify(r)}`);
+    expect(r.explored.total).toBe(20);
+    expect(r.explored.outcomes.map((o) => [o.permutation, o.kind, o.victims])).toEqual([
+      ['a1 b1 a2 b2 a3 b3', 'deadlock', ['A']],
+      ['a1 b1 a2 b2 b3 a3', 'deadlock', ['A']],
+    ]);
+    const after = stateOf(await host.handle({ id: 8, type: 'action', action: { type: 'step' } }));
+    expect(after.state).toMatchObject({ cursor: 3, offScript: true });
+    expect(await host.handle({ id: 9, type: 'explore', text: 'session', from: 0, count: 1 })).toMatchObject({ ok: false, kind: 'invalid-source' });
+  });
 });

@@ -11,7 +11,9 @@ import { SimDriver } from '../../src/engine/simDriver';
 import { compareOnSim, playOnReal } from './harness';
 
 const dir = join(new URL('.', import.meta.url).pathname, 'regressions');
-const files = readdirSync(dir).filter((f) => /^seed-\d+\.spec$/.test(f)).sort((a, b) => parseInt(a.slice(5)) - parseInt(b.slice(5)));
+const files = readdirSync(dir)
+  .filter((f) => /^seed-\d+(-long)?\.spec$/.test(f))
+  .sort((a, b) => parseInt(a.slice(5)) - parseInt(b.slice(5)));
 const known: Record<string, string> = JSON.parse(readFileSync(join(dir, 'known.json'), 'utf8'));
 
 describe('fuzz regressions', () => {
@@ -23,13 +25,16 @@ describe('fuzz regressions', () => {
   });
 
   for (const file of files) {
-    const seed = file.slice(5, -5);
+    const seed = file.slice(5, -5).replace('-long', ' (--long)');
     it(`(regression) seed ${seed}`, async () => {
       const spec = parseSpec(readFileSync(join(dir, file), 'utf8'));
       const [real] = await playOnReal(inject('pgUrl'), [spec], { lanes: 1, prefix: 'fuzz_regress' });
       const { divergences, report } = await compareOnSim(sim, spec, real);
       if (known[file])
-        expect(divergences, `${file} is a known divergence (${known[file]}) but now matches PostgreSQL: remove it from known.json`).toBeGreaterThan(0);
+        expect(
+          divergences,
+          `${file} is a known divergence (${known[file]}) but now matches PostgreSQL: remove it from known.json`,
+        ).toBeGreaterThan(0);
       else expect(divergences, report).toBe(0);
     });
   }

@@ -68,8 +68,13 @@ export function parseLockSample(rows: (string | null)[][]): LockSample {
 }
 
 /** SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact. */
-export function tupleScanSql(xids: number[]): string {
-  const list = xids.length ? xids.join(',') : '-1';
+export function tupleScanSql(xids: number[] | 'mine'): string {
+  const list =
+    xids === 'mine'
+      ? `SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid'`
+      : xids.length
+        ? xids.join(',')
+        : '-1';
   return `SELECT c.oid::int, c.relname, b.blk, h.lp, h.t_xmin::text, h.t_xmax::text, h.t_infomask, h.t_infomask2, h.t_ctid::text
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)

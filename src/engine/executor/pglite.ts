@@ -16,6 +16,8 @@ export interface RawResult {
   results: StatementResult[];
   error?: PgMessage;
   notices: PgMessage[];
+  /** For each notice, how many statements had completed before it (which statement raised it). */
+  noticeAt?: number[];
 }
 
 /** A backend message as PGlite's protocol parser yields it. */
@@ -107,6 +109,7 @@ export class PgliteExecutor {
     new protocol.Parser().parse(raw, (m: unknown) => msgs.push(m as Msg));
     const results: StatementResult[] = [];
     const notices: PgMessage[] = [];
+    const noticeAt: number[] = [];
     let error: PgMessage | undefined;
     let cur: { columns?: string[]; rows?: (string | null)[][] } = {};
     for (const m of msgs) {
@@ -126,13 +129,14 @@ export class PgliteExecutor {
           break;
         case 'notice':
           notices.push(toPgMessage(m));
+          noticeAt.push(results.length);
           break;
         case 'error':
           error = toPgMessage(m);
           break;
       }
     }
-    return error ? { results, error, notices } : { results, notices };
+    return error ? { results, error, notices, noticeAt } : { results, notices, noticeAt };
   }
 
   /** Runs SQL that must succeed (engine-internal); returns the rows of the last result. */

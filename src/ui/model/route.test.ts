@@ -9,15 +9,21 @@ describe('parseRoute', () => {
     { args: '#/lessons/deadlock-101', expected: { name: 'lesson', id: 'deadlock-101', step: 0 } },
     { args: '#/lessons/a%20b/step/0', expected: { name: 'lesson', id: 'a b', step: 0 } },
     { args: '#/lab', expected: { name: 'lab' } },
+    { args: '#/interview', expected: { name: 'interview' } },
     { args: '#/dev/fixtures', expected: { name: 'dev-fixtures', fixture: 'deadlock', step: -1 } },
     { args: '#/dev/fixtures/nowait/step/2', expected: { name: 'dev-fixtures', fixture: 'nowait', step: 2 } },
     { args: '#/lessons/x/step/-1', expected: { name: 'not-found', hash: '#/lessons/x/step/-1' } },
     { args: '#/nope', expected: { name: 'not-found', hash: '#/nope' } },
+    { args: '#/lab?s=abc-_0', expected: { name: 'lab', query: { s: 'abc-_0' } } },
+    { args: '#/lab?lesson=classic-deadlock&x=1', expected: { name: 'lab', query: { lesson: 'classic-deadlock' } } },
+    { args: '#/lab/?template=transfer-ordered', expected: { name: 'lab', query: { template: 'transfer-ordered' } } },
   ])('$args', ({ args, expected }) => expect(parseRoute(args)).toEqual(expected));
 
   it.each<Route>([
     { name: 'home' },
     { name: 'lab' },
+    { name: 'interview' },
+    { name: 'lab', query: { s: 'eJzLSM3JyQcABiwCFQ' } },
     { name: 'lesson', id: 'row-locks/intro', step: 4 },
     { name: 'dev-fixtures', fixture: 'skip-locked', step: 1 },
   ])('round-trips %o', (route) => expect(parseRoute(formatRoute(route))).toEqual(route));

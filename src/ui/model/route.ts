@@ -1,18 +1,29 @@
 /** Hash routes of the app, parsed and printed (pure). */
 
+/** What `#/lab?…` asks the lab to open: a share code (`s`), a lesson id or a template id. */
+export interface LabQuery {
+  s?: string;
+  lesson?: string;
+  template?: string;
+}
+
 export type Route =
   | { name: 'home' }
   | { name: 'lesson'; id: string; step: number }
-  | { name: 'lab' }
+  | { name: 'lab'; query?: LabQuery }
+  | { name: 'interview' }
   | { name: 'dev-fixtures'; fixture: string; step: number }
   | { name: 'not-found'; hash: string };
 
-/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
+/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
   if (path === '/' || path === '') return { name: 'home' };
   const parts = path.split('/').filter(Boolean).map(safeDecode);
   if (parts[0] === 'lab' && parts.length === 1) return { name: 'lab' };
+  const lab = /^\/lab\/?\?(.*)$/s.exec(path);
+  if (lab) return { name: 'lab', query: labQuery(lab[1]) };
+  if (parts[0] === 'interview' && parts.length === 1) return { name: 'interview' };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
@@ -33,8 +44,14 @@ export function formatRoute(route: Route): string {
       return '#/';
     case 'lesson':
       return `#/lessons/${encodeURIComponent(route.id)}/step/${route.step}`;
-    case 'lab':
-      return '#/lab';
+    case 'lab': {
+      const q = new URLSearchParams();
+      for (const key of ['s', 'lesson', 'template'] as const) if (route.query?.[key] !== undefined) q.set(key, route.query[key]);
+      const text = q.toString();
+      return text ? `#/lab?${text}` : '#/lab';
+    }
+    case 'interview':
+      return '#/interview';
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
     case 'not-found':
@@ -48,4 +65,15 @@ function safeDecode(s: string): string {
   } catch {
     return s;
   }
+}
+
+/** The known parameters of a lab query string; others are ignored. */
+function labQuery(text: string): LabQuery {
+  const params = new URLSearchParams(text);
+  const q: LabQuery = {};
+  for (const key of ['s', 'lesson', 'template'] as const) {
+    const v = params.get(key);
+    if (v !== null) q[key] = v;
+  }
+  return q;
 }

@@ -161,6 +161,14 @@ export class Prefs {
     write(KEYS.interview, JSON.stringify(this.interview));
   }
 
+  /** Forgets one interview answer, so the question can be answered again. */
+  clearInterviewAnswer(question: string): void {
+    const answers = { ...this.interview.answers };
+    delete answers[question];
+    this.interview = { ...this.interview, answers };
+    write(KEYS.interview, JSON.stringify(this.interview));
+  }
+
   /** Ticks or unticks an interview checklist topic. */
   setChecked(topic: string, checked: boolean): void {
     const rest = this.interview.checked.filter((t) => t !== topic);
