@@ -7,6 +7,9 @@
  *  - ratio = stepMedianMs / rawStatementMedianMs (budget: ≤ 10);
  *  - conformanceCorpusMs / realPgCorpusMs: the whole corpus on the simulator and on an embedded
  *    real PostgreSQL 18 (budget: the simulator ≥ 5× faster). Start-up is reported apart.
+ * Then the browser figures (./bench-browser.ts): the production build in headless Chromium —
+ * browserColdStartMs (≤ 1.5 s), browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms) and
+ * jsGzipKB (≤ 250 KB). `--no-browser` skips them, `--browser-only` runs only them.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import { PgDriver } from '../src/oracle/pgDriver';
 import { startPostgres } from '../src/oracle/server';
 import { loadScenario } from '../src/cli/load';
 import type { PollResult, SessionDriver, SetupOutput, Spec } from '../src/scenario/types';
+import { BROWSER_TARGETS, browserBench } from './bench-browser';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
 
@@ -154,13 +158,74 @@ export async function bench(): Promise<Record<string, number | string[]>> {
   };
 }
 
+/** The browser figures, or an `browserError` when Chromium or the build is unavailable. */
+async function browserFigures(): Promise<Record<string, unknown>> {
+  try {
+    const b = await browserBench();
+    return {
+      browserColdStartMs: b.browserColdStartMs,
+      browserColdStartRunsMs: b.browserColdStartRunsMs,
+      browserListVisibleMs: b.browserListVisibleMs,
+      browserSteps: b.browserSteps,
+      browserStepMedianMs: b.browserStepMedianMs,
+      browserStepP95Ms: b.browserStepP95Ms,
+      browserStepMaxMs: b.browserStepMaxMs,
+      jsGzipKB: b.jsGzipKB,
+      jsGzipFiles: b.jsFiles.map((f) => `${f.file} ${f.gzipKB.toFixed(1)} KB`),
+      chromium: b.chromium,
+    };
+  } catch (e) {
+    return { browserError: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 async function main(): Promise<void> {
-  const r = await bench();
-  if (process.argv.includes('--json')) {
-    console.log(JSON.stringify(r, null, 2));
+  const argv = process.argv;
+  const node: Record<string, unknown> = argv.includes('--browser-only') ? {} : await bench();
+  const browser = argv.includes('--no-browser') ? {} : await browserFigures();
+  if (argv.includes('--json')) {
+    console.log(JSON.stringify({ ...node, ...browser }, null, 2));
     return;
   }
   const f = (x: unknown): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
+  if (!argv.includes('--browser-only')) printNode(node, f);
+  if (!argv.includes('--no-browser')) printBrowser(browser, f);
+}
+
+function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): void {
+  if (r.browserError) {
+    console.log(`browser figures skipped: ${String(r.browserError)}`);
+    return;
+  }
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const rows: [string, string, string][] = [
+    [
+      'browserColdStartMs',
+      f(r.browserColdStartMs),
+      `median of [${(r.browserColdStartRunsMs as number[]).join(', ')}]; target ≤ ${BROWSER_TARGETS.coldStartMs}: ${met((r.browserColdStartMs as number) <= BROWSER_TARGETS.coldStartMs)}`,
+    ],
+    ['browserListVisibleMs', f(r.browserListVisibleMs), 'lesson list visible (part of the cold start)'],
+    ['browserStepMedianMs', f(r.browserStepMedianMs), `click → step counter, ${f(r.browserSteps)} steps of every lesson`],
+    [
+      'browserStepP95Ms',
+      f(r.browserStepP95Ms),
+      `target ≤ ${BROWSER_TARGETS.stepP95Ms}: ${met((r.browserStepP95Ms as number) <= BROWSER_TARGETS.stepP95Ms)}`,
+    ],
+    ['browserStepMaxMs', f(r.browserStepMaxMs), ''],
+    [
+      'jsGzipKB',
+      f(r.jsGzipKB),
+      `every dist/**/*.js gzipped; target ≤ ${BROWSER_TARGETS.jsGzipKB}: ${met((r.jsGzipKB as number) <= BROWSER_TARGETS.jsGzipKB)}`,
+    ],
+  ];
+  const w = Math.max(...rows.map((x) => x[0].length));
+  const v = Math.max(...rows.map((x) => x[1].length));
+  console.log(`browser (Chromium ${String(r.chromium)}, vite preview of the production build):`);
+  for (const [k, val, note] of rows) console.log(`${k.padEnd(w)}  ${val.padStart(v)}  ${note}`);
+  for (const line of r.jsGzipFiles as string[]) console.log(`  ${line}`);
+}
+
+function printNode(r: Record<string, unknown>, f: (x: unknown) => string): void {
   const rows: [string, string, string][] = [
     ['corpus', `${f(r.specs)} specs, ${f(r.steps)} simulator steps, ${f(r.rawStatements)} raw statements`, ''],
     ['stepMedianMs', f(r.stepMedianMs), 'simulator step: send + poll'],

@@ -504,6 +504,13 @@ describe('diagnostics shadows against real PostgreSQL 18', () => {
         if (r.rows[0].pg_isolation_test_session_is_blocked === 't') break;
         await new Promise((res) => setTimeout(res, 10));
       }
+      // A backend that has just answered reports ClientRead only once it blocks reading its
+      // socket: wait for s1 to get there, or the comparison races it.
+      for (let i = 0; i < 500; i++) {
+        const r = await obs.query(`SELECT wait_event FROM pg_stat_activity WHERE pid = $1`, [pids.s1]);
+        if (r.rows[0]?.wait_event === 'ClientRead') break;
+        await new Promise((res) => setTimeout(res, 10));
+      }
       const name = new Map(Object.entries(pids).map(([n, p]) => [String(p), n]));
       const nm = (p: string | null): string | null => (p === null ? null : (name.get(p) ?? `?${p}`));
 

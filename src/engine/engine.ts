@@ -78,6 +78,8 @@ interface Txn {
   /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
   sets: string[];
   localSets: string[];
+  /** For each version this transaction created by updating a row: the committed tuple it descends from. */
+  originOf: Map<string, TupleId>;
   /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
   snapshot?: string;
   /** Tuples this transaction updated or deleted (committed versions), for RR serialization checks. */
@@ -220,7 +222,7 @@ export class Engine {
   /** Runs committed setup SQL outside any session (isolationtester "setup" blocks). */
   async setup(sql: string): Promise<RawResult> {
     const r = await this.ex.run(sql);
-    this.catalog = await readCatalog(this.ex);
+    await this.refreshCatalog();
     // User objects are numbered for display from the first table the scenario created.
     if (this.oidBase === null && this.catalog.length) this.oidBase = Math.min(...this.catalog.map((c) => c.oid));
     return r;
@@ -231,12 +233,35 @@ export class Engine {
     return new Map([...this.sessions.values()].map((s) => [s.pid, s.name]));
   }
 
-  /** Relation OID (as text) → name, for user tables and indexes. */
+  /** Relation OID (as shown, text) → name, for user tables and indexes. */
   async relationNames(): Promise<Map<string, string>> {
-    const rows = await this.ex.must(
-      `SELECT c.oid::text, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog','information_schema','lockstep') AND n.nspname NOT LIKE 'pg_toast%'`,
-    );
-    return new Map(rows.map(([o, n]) => [String(this.vOid(Number(o))), n!]));
+    if (!this.relNames) {
+      const rows = await this.ex.must(
+        `SELECT c.oid::text, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog','information_schema','lockstep') AND n.nspname NOT LIKE 'pg_toast%'`,
+      );
+      this.relNames = new Map(rows.map(([o, n]) => [String(this.vOid(Number(o))), n!]));
+    }
+    return this.relNames;
+  }
+
+  private relNames: Map<string, string> | null = null;
+
+  private async refreshCatalog(): Promise<void> {
+    this.catalog = await readCatalog(this.ex);
+    this.relNames = null;
+  }
+
+  private commitsSinceVacuum = 0;
+
+  /**
+   * Rolled-back dry runs leave dead tuples behind, and every dry run scans the pages: vacuum the
+   * user tables now and then, between transactions (live tuples never move, so ctids hold).
+   */
+  private async maybeVacuum(): Promise<void> {
+    if (++this.commitsSinceVacuum < 20) return;
+    this.commitsSinceVacuum = 0;
+    const tables = this.catalog.map((c) => quoteIdent(c.name));
+    if (tables.length) await this.ex.run(`VACUUM ${tables.join(', ')}`);
   }
 
   /** Session names in order. */
@@ -471,6 +496,7 @@ export class Engine {
       sets: [],
       localSets: [],
       modified: new Map(),
+      originOf: new Map(),
     };
     this.lm.acquire(s.proc, { type: 'virtualxid', vxid: s.txn.vxid }, 'ExclusiveLock');
   }
@@ -595,8 +621,11 @@ export class Engine {
       this.verifyReplay(s, r, begin.count + this.gucCount(s), replay.checks);
       const mapRows = r.results[begin.count + this.gucCount(s) + replay.checks.length]?.rows ?? [];
       this.followUpdates(s, new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])));
+      // The catalog changes only when the transaction ran DDL (replayed as SQL text).
+      const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
       await this.ex.run('SELECT pg_catalog.pg_advisory_unlock_all()');
-      this.catalog = await readCatalog(this.ex);
+      if (ddl) await this.refreshCatalog();
+      await this.maybeVacuum();
     }
     await this.endTxn(s, true);
     return undefined;
@@ -800,12 +829,26 @@ export class Engine {
     step.epq = undefined;
     // Granted: the statement joins the session's transaction.
     const txn = s.txn!;
-    if (dry.entry) txn.log.push(dry.entry);
+    if (dry.entry) {
+      txn.log.push(dry.entry);
+      if (dry.entry.kind === 'image')
+        for (const op of dry.entry.ops) {
+          if (op.op !== 'update') continue;
+          const [b, o] = op.target.ctid.slice(1, -1).split(',').map(Number);
+          const origin = op.target.own ? txn.originOf.get(`${op.target.rel}:${op.target.ctid}`) : { oid: op.target.rel, relation: op.target.relation, block: b, offset: o };
+          if (origin) txn.originOf.set(`${op.target.rel}:${op.newCtid}`, origin);
+        }
+    }
     const depth = txn.savepoints.length;
     const xid = dry.assignsXid ? this.currentXid(s) : (txn.xid ?? 0);
     for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
     for (const k of dry.deleted) txn.deletedKeys.push({ index: k.index, key: k.key, depth, xid });
-    if (dry.sessionAdvisory) this.setSessionAdvisory(s, dry.sessionAdvisory);
+    if (dry.sessionAdvisory)
+      this.setSessionAdvisory(
+        s,
+        dry.sessionAdvisory,
+        dry.plan.flatMap((p) => (p.kind === 'adv' && p.sessionLevel ? [p] : [])),
+      );
     if (st.cls.kind === 'set' || st.cls.kind === 'show') await this.afterSet(s, st);
     step.results.push(...dry.raw.results);
     step.notices.push(...dry.raw.notices);
@@ -931,6 +974,18 @@ export class Engine {
         for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
       }
       const others = touched.touched.filter((t) => !t.own);
+      // Changing its own new version of a committed row is, for everyone else, a change of that
+      // row: README.tuplock lockers follow the update chain (a later key update of the own
+      // version conflicts with another session's FOR KEY SHARE on the row).
+      const ownTouched = touched.touched.filter((t) => t.own);
+      if (ownTouched.length && txn.originOf.size) {
+        const back = await this.ctidBackMap();
+        for (const t of ownTouched) {
+          const orig = back.get(`${t.oid}:(${t.block},${t.offset})`) ?? `(${t.block},${t.offset})`;
+          const origin = txn.originOf.get(`${t.oid}:${orig}`);
+          if (origin) others.push({ ...t, block: origin.block, offset: origin.offset, own: false, newCtid: undefined });
+        }
+      }
       touchedForKeys = [...groupBy(others.filter((t) => t.mode === 'Update' || t.mode === 'NoKeyUpdate'), (t) => t.relation)].map(([table, list]) => ({
         table,
         ctids: list.map((t) => `(${t.block},${t.offset})`),
@@ -1059,6 +1114,13 @@ export class Engine {
     };
   }
 
+  /** This replay's own versions: "rel:current ctid" → the ctid they were recorded under. */
+  private async ctidBackMap(): Promise<Map<string, string>> {
+    const back = new Map<string, string>();
+    for (const [rel, orig, cur] of await this.ex.must(`SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`)) back.set(`${rel}:${cur}`, orig!);
+    return back;
+  }
+
   /** What the statement did to tuples, as replayable row images (see images.ts). */
   private async imageOps(
     touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; own: boolean }[],
@@ -1066,8 +1128,7 @@ export class Engine {
     plan: PlanItem[],
   ): Promise<ImageOp[]> {
     // Own versions are named by the ctid they had when recorded: map this run's ctids back.
-    const back = new Map<string, string>();
-    if (touched.some((t) => t.own)) for (const [rel, orig, cur] of await this.ex.must(`SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`)) back.set(`${rel}:${cur}`, orig!);
+    const back = touched.some((t) => t.own) ? await this.ctidBackMap() : new Map<string, string>();
     const ref = (t: { oid: number; relation: string; block: number; offset: number; own: boolean }): TupleRef => {
       const ctid = `(${t.block},${t.offset})`;
       return { rel: t.oid, relation: t.relation, ctid: t.own ? (back.get(`${t.oid}:${ctid}`) ?? ctid) : ctid, own: t.own };
@@ -1169,6 +1230,8 @@ export class Engine {
           if (!conflicting.length) {
             // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
             this.rows.add(item.tuple, s.name, item.mode, depth, this.currentXid(s));
+            // heap_lock_tuple / heap_update let go of the tuple lock as soon as the row is theirs.
+            this.releaseTupleLock(s, item.tuple);
             continue;
           }
           if (cls?.waitPolicy === 'nowait') {
@@ -1294,6 +1357,19 @@ export class Engine {
     return this.lm.waitingFor(s.proc) ? this.lm.cancelWait(s.proc) : [];
   }
 
+  private releaseTupleLock(s: Sess, t: TupleId): void {
+    const step = s.step!;
+    const txn = s.txn!;
+    const i = step.tupleLocks.findIndex((tag) => tag.type === 'tuple' && tag.oid === t.oid && tag.block === t.block && tag.offset === t.offset);
+    if (i < 0) return;
+    const [tag] = step.tupleLocks.splice(i, 1);
+    const h = txn.held.findIndex((x) => sameTag(x.tag, tag));
+    if (h >= 0) {
+      const [held] = txn.held.splice(h, 1);
+      this.queueResumes(this.lm.release(s.proc, held.tag, held.mode));
+    }
+  }
+
   private releaseTupleLocks(s: Sess): void {
     const step = s.step!;
     const txn = s.txn!;
@@ -1308,10 +1384,18 @@ export class Engine {
   }
 
   /** The session-level advisory locks PGlite reports after a statement become the session's set; unlocked ones wake waiters. */
-  private setSessionAdvisory(s: Sess, now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[]): void {
+  private setSessionAdvisory(
+    s: Sess,
+    now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[],
+    acquiredByPlan: { tag: LockTag; mode: LockMode }[],
+  ): void {
     const next = now.map((a) => ({ tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode }));
-    for (const old of s.sessionAdvisory)
-      if (!next.some((n) => sameTag(n.tag, old.tag) && n.mode === old.mode)) this.queueResumes(this.lm.release(s.proc, old.tag, old.mode));
+    const same = (a: { tag: LockTag; mode: LockMode }) => (b: { tag: LockTag; mode: LockMode }) => sameTag(a.tag, b.tag) && a.mode === b.mode;
+    for (const old of s.sessionAdvisory) if (!next.some(same(old))) this.queueResumes(this.lm.release(s.proc, old.tag, old.mode));
+    // A session-level lock on a key the transaction already held: pg_locks showed no new row,
+    // so the plan took nothing; the session now holds it a second time.
+    for (const n of next)
+      if (!s.sessionAdvisory.some(same(n)) && !acquiredByPlan.some(same(n))) this.lm.acquire(s.proc, n.tag, n.mode);
     s.sessionAdvisory = next;
   }
 

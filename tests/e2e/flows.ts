@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import type { Page } from 'playwright-core';
 import { assert, diffViews, norm, waitFor, type FlowContext } from './harness';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -21,10 +22,18 @@ export interface Flow {
 // ---------------------------------------------------------------------------------------------
 // Lesson sources (read from disk, so the assertions follow the lessons, not hard-coded copies)
 
+interface PredictYaml {
+  question: { en: string; ru: string };
+  choices: { id: string; label: { en: string; ru: string } }[];
+  answer: string;
+  explanation: { en: string; ru: string };
+}
+
 interface LessonYaml {
   id: string;
   title: { en: string; ru: string };
-  steps: { session?: string; sql?: string; pause?: string; predict?: unknown; narration?: { en: string; ru: string } }[];
+  summary: { en: string; ru: string };
+  steps: { session?: string; sql?: string; pause?: string; predict?: PredictYaml; narration?: { en: string; ru: string } }[];
 }
 
 function lessonYaml(id: string): LessonYaml {
@@ -34,6 +43,11 @@ function lessonYaml(id: string): LessonYaml {
 /** Script items as the player counts them (predict items are not steps). */
 function scriptItems(id: string) {
   return lessonYaml(id).steps.filter((s) => !s.predict);
+}
+
+/** The lesson's predict checkpoints in order (each is asked before the item that follows it). */
+function predicts(id: string): PredictYaml[] {
+  return lessonYaml(id).steps.flatMap((s) => (s.predict ? [s.predict] : []));
 }
 
 interface ExpectedStep {
@@ -117,6 +131,13 @@ const classicDeadlock: Flow = {
   name: 'classic-deadlock',
   title: 'EN: steps to 40P01; cycle, lit matrix cell, victim, DETAIL, server log; broken-cycle edges',
   async run(ctx) {
+    // Answer every predict checkpoint with the YAML's right answer, matched by its question.
+    const checkpoints = predicts('classic-deadlock');
+    ctx.predictPolicy = (_key, question) => {
+      const p = checkpoints.find((x) => norm(x.question.en) === question);
+      assert(p, `predict question "${question}" is not one of the lesson's checkpoints`);
+      return p.answer;
+    };
     await ctx.openLesson('classic-deadlock');
     const [, total] = await ctx.position();
     let sawCycleAt = -1;
@@ -164,6 +185,20 @@ const classicDeadlock: Flow = {
       }
     }
     assert(victim !== null, 'no session ever showed SQLSTATE 40P01 while stepping through the whole lesson');
+    assert(
+      ctx.predicts.length === checkpoints.length && ctx.predicts.every((p) => p.choice !== null),
+      `expected to answer all ${checkpoints.length} predict checkpoints on the way to the deadlock, answered ${JSON.stringify(ctx.predicts)}`,
+    );
+    const verdict = await ctx.byTestId('predict-result').getAttribute('data-verdict');
+    assert(verdict === 'right', `after the predicted step ran, predict-result shows verdict "${verdict}" for the right answer`);
+    const explanation = norm((await ctx.byTestId('predict-explanation').textContent()) ?? '');
+    assert(
+      checkpoints.some((p) => norm(p.explanation.en) === explanation),
+      `predict explanation "${explanation.slice(0, 80)}" is not the YAML's`,
+    );
+    // The lesson's internal pause session never shows.
+    const shownSessions = (await ctx.panes()).map((p) => p.session);
+    assert(shownSessions.join() === 'A,B', `session panes: [${shownSessions}] (the pause session "clock" must stay hidden)`);
     assert(
       sawCycleAt > 0 && sawCycleAt < deadlockAt,
       `the moment both sessions wait (step ${sawCycleAt}) must come before the 40P01 (step ${deadlockAt})`,
@@ -246,6 +281,13 @@ const classicDeadlockRu: Flow = {
     await expectText('.wfg h3', 'Граф ожиданий', 'wait-for graph title');
     await expectText('[data-testid="step-position"]', 'Шаг 0 из', 'step counter');
     await expectText('header nav', 'Уроки', 'navigation');
+    // Before the first step the narration panel shows the lesson summary, in Russian.
+    await expectText(
+      '[data-testid="narration"] [data-testid="narration-text"]',
+      norm(lesson.summary.ru),
+      'lesson summary in the narration panel',
+    );
+    ctx.predictPolicy = 'skip';
 
     const missingNarration: string[] = [];
     const [, total] = await ctx.position();
@@ -267,13 +309,30 @@ const classicDeadlockRu: Flow = {
           'транзакция прервана',
           'state of the victim',
         );
-      // The narration of the step just played (or the one about to play) should be on screen, in Russian.
-      const body = norm(await ctx.page.locator('body').innerText());
-      const done = items[cursor - 1]?.narration?.ru;
-      if (done && !body.includes(norm(done))) missingNarration.push(`step ${cursor}: «${norm(done).slice(0, 60)}…»`);
+      // The narration panel shows the Russian narration of the step just played.
+      const done = items[cursor - 1]?.narration;
+      const panel = ctx.byTestId('narration');
+      const shownCursor = await panel.getAttribute('data-cursor');
+      const shown = norm(
+        (await panel
+          .getByTestId('narration-text')
+          .textContent()
+          .catch(() => '')) ?? '',
+      );
+      if (shownCursor !== String(cursor)) missingNarration.push(`step ${cursor}: panel is at data-cursor=${shownCursor}`);
+      else if (done && shown !== norm(done.ru))
+        missingNarration.push(`step ${cursor}: expected «${norm(done.ru).slice(0, 60)}…», shown «${shown.slice(0, 60)}…»`);
+      else if (done && shown === norm(done.en)) missingNarration.push(`step ${cursor}: the narration is in English`);
+      const heading = norm((await panel.getByTestId('narration-step').textContent()) ?? '');
+      if (!heading.startsWith(`Шаг ${cursor}:`)) missingNarration.push(`step ${cursor}: narration heading «${heading}»`);
       if (cursor === 6) await ctx.shot('deadlock');
     }
     await expectText('.player .next', 'Конец урока.', 'end of lesson');
+    await expectText('[data-testid="narration"] [data-testid="narration-finished"]', 'Конец урока.', 'end of lesson in the narration');
+    assert(
+      ctx.predicts.length === predicts('classic-deadlock').length && ctx.predicts.every((p) => p.choice === null),
+      `expected to skip every predict question ("Пропустить вопрос"), got ${JSON.stringify(ctx.predicts)}`,
+    );
     await expectText('[data-testid="step-position"]', `Шаг ${total} из ${total}`, 'step counter at the end');
     const body = await ctx.page.locator('body').innerText();
     for (const en of ['Next step', 'Previous step', 'Wait-for graph', 'Server log'])
@@ -290,7 +349,7 @@ const classicDeadlockRu: Flow = {
     await expectText('[data-testid="lesson-row"][data-lesson="classic-deadlock"] a', lesson.title.ru, 'lesson title in the list');
     assert(
       missingNarration.length === 0,
-      `the lesson narration is not shown in the player (${missingNarration.length}/${total} steps), e.g. ${missingNarration.slice(0, 2).join('; ')}`,
+      `the Russian narration is not shown in [data-testid=narration] (${missingNarration.length}/${total} steps), e.g. ${missingNarration.slice(0, 2).join('; ')}`,
     );
   },
 };
@@ -545,4 +604,363 @@ const presenter: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [home, classicDeadlock, classicDeadlockRu, nowait, skipLocked, undo, watchdog, hostile, presenter];
+// ---------------------------------------------------------------------------------------------
+// Scenario lab (#/lab), retry lab (#/retry), interview mode (#/interview)
+
+const TEMPLATES = join(LESSONS, 'lab-templates');
+
+/** Replaces the text of the n-th CodeMirror SQL field with this test id (typing as a user would). */
+async function setSql(ctx: FlowContext, testid: string, index: number, sql: string): Promise<void> {
+  const content = ctx.byTestId(testid).nth(index).locator('.cm-content');
+  await content.click();
+  await ctx.page.keyboard.press('ControlOrMeta+A');
+  await ctx.page.keyboard.press('Delete');
+  await ctx.page.keyboard.insertText(sql);
+  await waitFor(
+    async () => norm((await content.innerText()) ?? '') === norm(sql),
+    `SQL field ${testid}[${index}] does not show "${sql}"`,
+    3000,
+    50,
+  );
+}
+
+/** What the lab editor shows: title, sessions with their steps (name, SQL), order. */
+async function labDocument(page: Page) {
+  const title = await page.getByTestId('lab-title').inputValue();
+  const order = await page.getByTestId('lab-order').inputValue();
+  const sessions = await page.getByTestId('lab-session').evaluateAll((els) =>
+    els.map((el) => ({
+      name: (el.querySelector('[data-testid="lab-session-name"]') as HTMLInputElement).value,
+      steps: [...el.querySelectorAll('[data-testid="lab-step"]')].map((st) => ({
+        name: (st.querySelector('[data-testid="lab-step-name"]') as HTMLInputElement).value,
+        sql: ((st.querySelector('.cm-content') as HTMLElement).innerText ?? '').replace(/\s+/g, ' ').trim(),
+      })),
+    })),
+  );
+  return { title, order, sessions };
+}
+
+/** Waits until the lab has no validation problems and Play is enabled. */
+async function labPlayable(ctx: FlowContext, what: string): Promise<void> {
+  await waitFor(
+    async () => (await ctx.byTestId('lab-issue').count()) === 0 && (await ctx.byTestId('lab-play').isEnabled()),
+    `${what}: the lab still reports problems: ${JSON.stringify(await ctx.byTestId('lab-issue').allInnerTexts())}`,
+  );
+}
+
+const LAB_A = ['BEGIN; UPDATE t SET v = v + 1 WHERE id = 1;', 'UPDATE t SET v = v + 1 WHERE id = 2;', 'COMMIT;'];
+const LAB_B = ['BEGIN; UPDATE t SET v = v + 1 WHERE id = 2;', 'UPDATE t SET v = v + 1 WHERE id = 1;', 'COMMIT;'];
+const LAB_ORDER = 's1a s2a s1b s2b s1c s2c';
+
+const labEditor: Flow = {
+  name: 'lab-editor',
+  title: 'lab: build a two-session scenario in the editor, play it to 40P01; its share link reopens it in a fresh context',
+  async run(ctx) {
+    await ctx.page.goto(ctx.url('#/lab'));
+    await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the lab editor never appeared at #/lab');
+    await ctx.byTestId('lab-blank').click();
+    await ctx.byTestId('lab-title').fill('Two transfers, built in the editor');
+    // The blank scenario has sessions s1 and s2 with one step each; give each two more.
+    assert((await ctx.byTestId('lab-session').count()) === 2, 'a blank lab scenario should have two sessions');
+    for (let si = 0; si < 2; si++) for (let k = 0; k < 2; k++) await ctx.byTestId('lab-add-step').nth(si).click();
+    const names = await ctx.byTestId('lab-step-name').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    assert(names.join(' ') === 's1a s1b s1c s2a s2b s2c', `step names after adding steps: ${names.join(' ')}`);
+    const sqls = [...LAB_A, ...LAB_B];
+    for (let i = 0; i < sqls.length; i++) await setSql(ctx, 'lab-step-sql', i, sqls[i]);
+    await ctx.byTestId('lab-order').fill(LAB_ORDER);
+    await labPlayable(ctx, 'after building the scenario');
+    const built = await labDocument(ctx.page);
+
+    // Play it in the lab's player, step by step, until both sessions wait in a cycle; then let
+    // the virtual clock run to the first deadlock_timeout, as a user would, and see the 40P01.
+    await ctx.byTestId('lab-play').click();
+    await ctx.waitForCursor(0, 'opening the scenario in the lab player', 40_000);
+    const [, total] = await ctx.position();
+    assert(total === 6, `the lab player shows ${total} steps, expected the 6 of the order "${LAB_ORDER}"`);
+    let cycleAt = -1;
+    while (cycleAt < 0 && (await ctx.position())[0] < total) {
+      const cursor = await ctx.next();
+      const edges = await ctx.edges();
+      if (edges.includes('s1->s2 (cycle)') && edges.includes('s2->s1 (cycle)')) cycleAt = cursor;
+    }
+    assert(cycleAt === 4, `the wait-for cycle s1→s2→s1 should appear after s2b (step 4), saw it at ${cycleAt}`);
+    const states = await ctx.states();
+    assert(states.s1 === 'waiting' && states.s2 === 'waiting', `both sessions should wait at the cycle: ${JSON.stringify(states)}`);
+    await ctx.shot('cycle');
+    await ctx.byTestId('advance-timer').click();
+    const victim = await waitFor(
+      async () => ((await ctx.busy()) ? null : ((await ctx.panes()).find((p) => /SQLSTATE:\s+40P01/.test(p.output))?.session ?? null)),
+      'advancing to the next timer did not end the cycle with 40P01',
+    );
+    // s1 waited first, so its deadlock_timeout (1 s by default) fires first: s1 is the victim.
+    assert(victim === 's1', `victim is ${victim}; s1 began waiting first, so its check finds the cycle`);
+    const v = await ctx.paneView(victim);
+    assert(v.output.includes('ERROR:  deadlock detected') && v.state === 'aborted', `victim ${victim}: ${v.state}: ${norm(v.output)}`);
+    assert(/\b1 s\b/.test(await ctx.clock()), `clock after the deadlock_timeout: "${await ctx.clock()}"`);
+    const s2 = await ctx.paneView('s2');
+    assert(
+      s2.state === 'idle-in-transaction' && /UPDATE 1/.test(s2.output),
+      `s2 should get its row once s1 is cancelled: ${s2.state}: ${norm(s2.output)}`,
+    );
+    const shown = (await ctx.panes()).map((p) => p.session).join();
+    assert(shown === 's1,s2', `lab player panes: [${shown}]`);
+    await ctx.shot();
+    while ((await ctx.position())[0] < total) await ctx.next();
+    const end = await ctx.panes();
+    assert(
+      end.map((p) => `${p.session}:${p.state}:${norm(p.output)}`).join() === 's1:idle:ROLLBACK,s2:idle:COMMIT',
+      `at the end: ${JSON.stringify(end.map((p) => [p.session, p.state, norm(p.output)]))}`,
+    );
+
+    // Share link: a fresh browser context (empty localStorage) opens the same scenario, unplayed.
+    await ctx.byTestId('lab-share').click();
+    const url = await waitFor(
+      async () => ((await ctx.byTestId('share-url').count()) > 0 ? await ctx.byTestId('share-url').inputValue() : ''),
+      'no share URL after pressing Share',
+    );
+    assert(/#\/lab\?s=/.test(url), `share URL: ${url}`);
+    const browser = ctx.context.browser();
+    assert(browser, 'no browser behind the context');
+    const other = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
+    try {
+      const page = await other.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+      await page.goto(url);
+      await waitFor(
+        async () =>
+          /loaded from the link/.test(
+            (await page
+              .getByTestId('lab-message')
+              .textContent()
+              .catch(() => '')) ?? '',
+          ),
+        'the shared link did not load the scenario (no "Scenario loaded from the link" message)',
+      );
+      const opened = await labDocument(page);
+      assert(
+        JSON.stringify(opened) === JSON.stringify(built),
+        `the share link opened a different scenario:\n  built  ${JSON.stringify(built)}\n  opened ${JSON.stringify(opened)}`,
+      );
+      assert((await page.getByTestId('player').count()) === 0, 'a shared link must not run anything before Play');
+      await page.screenshot({ path: join(ROOT, 'test-results', 'e2e', 'lab-editor-shared.png'), fullPage: true });
+      assert(errors.length === 0, `console errors in the fresh context:\n${errors.join('\n')}`);
+    } finally {
+      await other.close();
+    }
+  },
+};
+
+const labImport: Flow = {
+  name: 'lab-import',
+  title: 'lab: a .spec file through the file input fills the editor (title, sessions, steps, order) and plays',
+  async run(ctx) {
+    await ctx.page.goto(ctx.url('#/lab'));
+    await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the lab editor never appeared at #/lab');
+    const text = [
+      '# title.en: Imported: a NOWAIT check',
+      '# title.ru: Импорт: проверка NOWAIT',
+      "setup { CREATE TABLE jobs (id int PRIMARY KEY, state text NOT NULL); INSERT INTO jobs VALUES (1, 'new'), (2, 'new'); }",
+      'teardown { DROP TABLE jobs; }',
+      'session w1',
+      'step w1lock { BEGIN; SELECT id FROM jobs WHERE id = 1 FOR UPDATE; }',
+      'step w1end { COMMIT; }',
+      'session w2',
+      'step w2try { BEGIN; SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT; }',
+      'step w2end { ROLLBACK; }',
+      'permutation w1lock w2try w1end w2end',
+      'permutation w2try w1lock w2end w1end',
+      '',
+    ].join('\n');
+    await ctx.byTestId('lab-import').setInputFiles({ name: 'nowait-check.spec', mimeType: 'text/plain', buffer: Buffer.from(text) });
+    const msg = await waitFor(
+      async () => ((await ctx.byTestId('lab-message').count()) > 0 ? await ctx.byTestId('lab-message').innerText() : ''),
+      'no message after importing the file',
+    );
+    assert(/Imported the/.test(msg), `import message: "${norm(msg)}"`);
+    assert(
+      /lists 2 permutations; the first became the order/.test(msg),
+      `the second permutation should be reported as dropped: "${norm(msg)}"`,
+    );
+    const doc = await labDocument(ctx.page);
+    assert(doc.title === 'Imported: a NOWAIT check', `title after import: "${doc.title}"`);
+    assert(doc.order === 'w1lock w2try w1end w2end', `order after import: "${doc.order}" (the first permutation)`);
+    const summary = doc.sessions.map((s) => `${s.name}: ${s.steps.map((st) => st.name).join(' ')}`).join('; ');
+    assert(summary === 'w1: w1lock w1end; w2: w2try w2end', `sessions after import: ${summary}`);
+    assert(/FOR UPDATE NOWAIT/.test(doc.sessions[1].steps[0].sql), `w2try SQL: ${doc.sessions[1].steps[0].sql}`);
+    await labPlayable(ctx, 'after the import');
+    await ctx.byTestId('lab-play').click();
+    await ctx.waitForCursor(0, 'opening the imported scenario', 40_000);
+    await ctx.next();
+    await ctx.next();
+    const w2 = await ctx.paneView('w2');
+    assert(/55P03/.test(w2.output), `w2's NOWAIT should fail with 55P03 while w1 holds the row: ${norm(w2.output)}`);
+    await ctx.shot();
+  },
+};
+
+/** Loads a template, runs every interleaving, returns the summary's numbers. */
+async function exploreTemplate(ctx: FlowContext, id: string) {
+  await ctx.byTestId('lab-template').selectOption(id);
+  await waitFor(
+    async () =>
+      /Template loaded/.test(
+        (await ctx
+          .byTestId('lab-message')
+          .textContent()
+          .catch(() => '')) ?? '',
+      ),
+    `template ${id} did not load`,
+  );
+  await labPlayable(ctx, `template ${id}`);
+  const count = Number(await ctx.byTestId('interleavings-count').getAttribute('data-count'));
+  assert(count > 1 && count <= 200, `template ${id}: ${count} interleavings (expected a handful, under the default cap)`);
+  await ctx.byTestId('lab-explore').click();
+  const summary = ctx.byTestId('interleavings-summary');
+  await waitFor(
+    async () => (await summary.getAttribute('data-state')) === 'finished',
+    `template ${id}: exploration did not finish`,
+    90_000,
+    200,
+  );
+  const n = async (attr: string) => Number(await summary.getAttribute(attr));
+  const r = {
+    count,
+    total: await n('data-total'),
+    deadlocks: await n('data-deadlocks'),
+    errors: await n('data-errors'),
+    clean: await n('data-clean'),
+    stalled: await n('data-stalled'),
+    rows: await ctx.byTestId('interleaving').count(),
+  };
+  assert(r.total === count && r.rows === count, `template ${id}: ran ${r.total} (${r.rows} rows listed) of ${count} interleavings`);
+  assert(
+    r.clean + r.deadlocks + r.errors + r.stalled === r.total,
+    `template ${id}: clean ${r.clean} + deadlocks ${r.deadlocks} + errors ${r.errors} + stalled ${r.stalled} ≠ total ${r.total}`,
+  );
+  return r;
+}
+
+const labExplore: Flow = {
+  name: 'lab-explore',
+  title: 'lab: explore interleavings — unordered transfer deadlocks in some, the ORDER BY id FOR UPDATE fix in none',
+  async run(ctx) {
+    for (const f of ['transfer-unordered', 'transfer-ordered'])
+      assert(readdirSync(TEMPLATES).includes(`${f}.spec`), `lessons/lab-templates/${f}.spec is missing`);
+    await ctx.page.goto(ctx.url('#/lab'));
+    await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the lab editor never appeared at #/lab');
+    const bad = await exploreTemplate(ctx, 'transfer-unordered');
+    assert(bad.deadlocks > 0, `unordered transfer: no deadlock in any of ${bad.total} interleavings`);
+    assert(bad.errors === 0, `unordered transfer: ${bad.errors} interleavings failed with a non-deadlock error`);
+    const victims = await ctx.page.locator('[data-testid="interleaving"].deadlock').count();
+    assert(victims === bad.deadlocks, `${victims} rows marked deadlock, summary says ${bad.deadlocks}`);
+    await ctx.shot('unordered');
+    const good = await exploreTemplate(ctx, 'transfer-ordered');
+    assert(good.deadlocks === 0, `ordered transfer: ${good.deadlocks} deadlocks in ${good.total} interleavings (expected none)`);
+    assert(good.errors === 0, `ordered transfer: ${good.errors} interleavings failed`);
+    console.log(`      lab-explore: unordered ${JSON.stringify(bad)}; ordered ${JSON.stringify(good)}`);
+    await ctx.shot();
+  },
+};
+
+const retryLab: Flow = {
+  name: 'retry-lab',
+  title: 'retry lab: transfer, 4 workers × 4 tx on 3 rows — unordered deadlocks, ordered none; charts drawn',
+  async run(ctx) {
+    await ctx.page.goto(ctx.url('#/retry'));
+    await waitFor(() => ctx.byTestId('retry-lab').isVisible(), 'the retry lab never appeared at #/retry');
+    await ctx.byTestId('retry-workload').selectOption('transfer');
+    await ctx.byTestId('retry-workers').fill('4');
+    await ctx.byTestId('retry-transactions').fill('4');
+    await ctx.byTestId('retry-rows').fill('3');
+    await ctx.byTestId('retry-seed').fill('1');
+    const picked = await ctx
+      .byTestId('retry-strategy')
+      .evaluateAll((els) => els.filter((e) => (e as HTMLInputElement).checked).map((e) => e.getAttribute('data-strategy')));
+    assert(picked.join() === 'unordered,ordered', `strategies checked by default: [${picked}]`);
+    await ctx.byTestId('retry-run').click();
+    await waitFor(
+      async () => (await ctx.byTestId('retry-status').getAttribute('data-state')) === 'finished',
+      `the sweep did not finish (status ${await ctx.byTestId('retry-status').getAttribute('data-state')})`,
+      90_000,
+      200,
+    );
+    const results = await ctx.byTestId('retry-result').evaluateAll((els) =>
+      els.map((e) => ({
+        strategy: e.getAttribute('data-strategy'),
+        workers: Number(e.getAttribute('data-workers')),
+        deadlocks: Number(e.getAttribute('data-deadlocks')),
+        committed: Number(e.getAttribute('data-committed')),
+      })),
+    );
+    // The sweep runs 2 and 4 workers for each strategy.
+    assert(results.length === 4, `expected 4 runs (2 strategies × 2, 4 workers), got ${JSON.stringify(results)}`);
+    const sum = (s: string) => results.filter((r) => r.strategy === s).reduce((a, r) => a + r.deadlocks, 0);
+    assert(sum('unordered') > 0, `unordered showed no deadlocks: ${JSON.stringify(results)}`);
+    assert(sum('ordered') === 0, `ordered showed ${sum('ordered')} deadlocks: ${JSON.stringify(results)}`);
+    for (const r of results)
+      assert(r.committed === r.workers * 4, `every transaction should commit in the end (retries): ${JSON.stringify(r)}`);
+    const invariants = await ctx.byTestId('retry-invariant').allInnerTexts();
+    assert(invariants.length === 4 && invariants.every((t) => /pass|holds|ok/i.test(t)), `invariant column: ${JSON.stringify(invariants)}`);
+    assert((await ctx.byTestId('retry-chart').count()) === 2, 'expected two charts (deadlocks, throughput)');
+    const paths = await ctx.page.locator('[data-testid="retry-chart"] path').count();
+    assert(paths === 4, `expected one line per strategy in each chart (4 paths), got ${paths}`);
+    console.log(`      retry-lab: ${results.map((r) => `${r.strategy}@${r.workers}: ${r.deadlocks} deadlocks`).join(', ')}`);
+    await ctx.shot();
+  },
+};
+
+interface InterviewYaml {
+  questions: { id: string; question: { en: string }; choices?: { id: string }[]; answer?: string; model: { en: string }; lesson: string }[];
+}
+
+const interview: Flow = {
+  name: 'interview',
+  title: 'interview: answer the first question right, see the verdict, the model answer and its lesson link',
+  async run(ctx) {
+    const data = parseYaml(readFileSync(join(LESSONS, 'interview', 'interview.yaml'), 'utf8')) as InterviewYaml;
+    const q = data.questions[0];
+    assert(q.choices && q.answer, `the first interview question (${q.id}) should be a quiz`);
+    await ctx.page.goto(ctx.url('#/interview'));
+    const item = ctx.page.locator(`[data-testid="interview-question"][data-question="${q.id}"]`);
+    await waitFor(() => item.isVisible(), `interview question ${q.id} not shown at #/interview`);
+    assert((await ctx.byTestId('interview-question').count()) === data.questions.length, 'not every interview question is listed');
+    assert(
+      norm((await item.locator('h3').textContent()) ?? '') === norm(q.question.en),
+      `question text: ${await item.locator('h3').textContent()}`,
+    );
+    assert((await item.getAttribute('data-verdict')) === 'open', 'the question is not open before answering');
+    assert((await item.getByTestId('interview-model').count()) === 0, 'the model answer is visible before answering');
+    await item.locator(`[data-testid="interview-choice"][value="${q.answer}"]`).check();
+    await item.getByTestId('interview-check').click();
+    await waitFor(
+      async () => (await item.getAttribute('data-verdict')) === 'right',
+      `verdict after the right answer: ${await item.getAttribute('data-verdict')}`,
+    );
+    const model = norm((await item.getByTestId('interview-model').textContent()) ?? '');
+    assert(model === norm(q.model.en), `model answer shown: "${model.slice(0, 80)}…"`);
+    const proof = await item.getByTestId('interview-proof').getAttribute('href');
+    assert(proof === `#/lessons/${q.lesson}/step/0`, `proof link: ${proof}`);
+    const score = norm((await ctx.byTestId('interview-score').textContent()) ?? '');
+    assert(score.startsWith(`1 of ${data.questions.length} answered, 1 right`), `score: "${score}"`);
+    await ctx.shot();
+  },
+};
+
+export const FLOWS: Flow[] = [
+  home,
+  classicDeadlock,
+  classicDeadlockRu,
+  nowait,
+  skipLocked,
+  undo,
+  watchdog,
+  hostile,
+  presenter,
+  labEditor,
+  labImport,
+  labExplore,
+  retryLab,
+  interview,
+];

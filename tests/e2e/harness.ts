@@ -61,9 +61,19 @@ export interface PlayerView {
   edges: string[];
 }
 
+/**
+ * How `next()` / `key('ArrowRight')` answer a predict checkpoint that holds a step back:
+ * skip it, pick the first choice, or pick the choice id a function returns for the checkpoint
+ * (its key, the predicted step name in `data-key`, and the question as shown); null skips.
+ */
+export type PredictPolicy = 'skip' | 'first' | ((key: string, question: string) => string | null);
+
 export class FlowContext {
   readonly consoleErrors: string[] = [];
   readonly dialogs: string[] = [];
+  /** Every checkpoint met while stepping: its key and the choice given (null = skipped). */
+  readonly predicts: { key: string; choice: string | null }[] = [];
+  predictPolicy: PredictPolicy = 'first';
   private shots = new Set<string>();
 
   private constructor(
@@ -153,15 +163,65 @@ export class FlowContext {
     await this.waitForCursor(step, `opening lesson ${id}`, 40_000);
   }
 
-  /** Clicks "Next step" and waits for the engine's answer. */
+  /**
+   * Clicks "Next step" and waits for the engine's answer. When a predict checkpoint holds the
+   * step back, answers or skips it first (see `predictPolicy`).
+   */
   async next(): Promise<number> {
     const [c, total] = await this.position();
     assert(c < total, `next: already at the end (${c} of ${total})`);
     const btn = this.byTestId('step-next');
     assert(await btn.isEnabled(), `next: step-next is disabled at step ${c}`);
     await btn.click();
-    await this.waitForCursor(c + 1, `step-next from ${c}`);
+    await this.settleForward(c + 1, `step-next from ${c}`);
     return c + 1;
+  }
+
+  /**
+   * After a forward action: waits until the player shows `cursor`, or until it asks a predict
+   * question instead; then answers it per `predictPolicy` and waits for the step to run.
+   */
+  private async settleForward(cursor: number, what: string, timeoutMs = 20_000): Promise<void> {
+    const outcome = await waitFor(
+      async () => {
+        if ((await this.byTestId('predict').count()) > 0) return 'asked';
+        if ((await this.byTestId('session-pane').count()) === 0) return null;
+        const [c] = await this.position();
+        return c === cursor && !(await this.busy()) ? 'moved' : null;
+      },
+      `${what}: the player neither settled at step ${cursor} nor asked a predict question`,
+      timeoutMs,
+    );
+    if (outcome === 'moved') return;
+    const [held] = await this.position();
+    assert(held === cursor - 1, `${what}: a predict question is shown, but the step counter moved on to ${held}`);
+    await this.answerPredict();
+    await this.waitForCursor(cursor, `${what}, after the predict question`, timeoutMs);
+  }
+
+  /** Answers (or skips) the predict question on screen according to `predictPolicy`. */
+  async answerPredict(): Promise<{ key: string; choice: string | null }> {
+    const form = this.byTestId('predict');
+    const key = (await form.getAttribute('data-key')) ?? '';
+    const choices = await form.getByTestId('predict-choice').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    assert(choices.length >= 2, `predict ${key}: expected at least two choices, got [${choices}]`);
+    const check = form.getByTestId('predict-check');
+    assert(await check.isDisabled(), `predict ${key}: "check" is enabled before a choice was made`);
+    const question = norm((await form.getByTestId('predict-question').textContent()) ?? '');
+    const policy = this.predictPolicy;
+    const choice = policy === 'skip' ? null : policy === 'first' ? choices[0] : policy(key, question);
+    if (choice === null) {
+      await form.getByTestId('predict-skip').click();
+    } else {
+      assert(choices.includes(choice), `predict ${key}: no choice "${choice}" among [${choices}]`);
+      await form.locator(`[data-testid="predict-choice"][value="${choice}"]`).check();
+      await waitFor(() => check.isEnabled(), `predict ${key}: "check" stays disabled after choosing ${choice}`, 3000, 50);
+      await check.click();
+    }
+    await waitFor(async () => (await this.byTestId('predict').count()) === 0, `predict ${key}: the question stays open after answering`);
+    const answered = { key, choice };
+    this.predicts.push(answered);
+    return answered;
   }
 
   /** Clicks "Previous step" (undo) and waits for the restored state. */
@@ -172,10 +232,14 @@ export class FlowContext {
     return c - 1;
   }
 
-  /** Presses a key on the page body (player shortcuts) and waits for the cursor. */
+  /**
+   * Presses a key on the page body (player shortcuts) and waits for the cursor; → answers a
+   * predict question on the way like `next()`.
+   */
   async key(key: string, expectCursor: number): Promise<void> {
     await this.page.locator('body').press(key);
-    await this.waitForCursor(expectCursor, `key ${key}`);
+    if (key === 'ArrowRight') await this.settleForward(expectCursor, `key ${key}`);
+    else await this.waitForCursor(expectCursor, `key ${key}`);
   }
 
   async panes(): Promise<PaneView[]> {

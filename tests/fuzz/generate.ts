@@ -64,11 +64,9 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
  * The CI fuzz run never generates them; `run.ts --long` does. Remove a tag when the lead's fix lands.
  */
 export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag, string>>> = {
-  // tests/conformance/known-divergences.json lists only SERIALIZABLE (51), which the pool never
-  // generates. This entry is the fuzzer's own finding (regressions/seed-96-long.spec): it crashes
-  // the simulator in most schedules, so it would drown every other signal in CI.
-  'advisory-session':
-    'pg_advisory_unlock_all() after session-level and transaction-level advisory locks: the simulator fails with "LockManager: sN does not hold ExclusiveLock on advisory/0/k/1"',
+  // Empty: tests/conformance/known-divergences.json lists only SERIALIZABLE (spec 51), which the
+  // pool never generates. Add a feature here, with the reason, only while a divergence it
+  // causes is being fixed.
 };
 
 /** The features a CI run may generate: all but the known-divergent ones. */

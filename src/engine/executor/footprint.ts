@@ -80,6 +80,8 @@ FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamesp
 CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
 CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) h
 WHERE c.relkind = 'r' AND ${USER_NS} AND h.lp_flags = 1
+  -- Only tables this transaction may have written or row-locked (AccessShareLock alone cannot).
+  AND c.oid IN (SELECT l.relation FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.mode <> 'AccessShareLock')
   AND (h.t_xmin::text::bigint IN (${list}) OR (h.t_infomask & ${HEAP_XMAX_INVALID} = 0 AND (h.t_xmax::text::bigint IN (${list}) OR h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0)))
 ORDER BY c.oid, b.blk, h.lp`;
 }

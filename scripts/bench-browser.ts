@@ -1,0 +1,230 @@
+/**
+ * The browser half of `npm run bench`: the production build (`vite build`, served by Vite's
+ * preview server) in headless Chromium (playwright-core, /usr/bin/chromium or CHROMIUM_PATH).
+ *  - browserColdStartMs: a fresh browser context (no cache, no storage) opens `#/`; time from
+ *    navigation start until the lesson list is visible AND, after opening the first lesson from
+ *    it, its first step can run (step-next enabled, session panes drawn, player not busy). The
+ *    lesson is opened the moment the list shows, so this is the time a learner waits, not
+ *    counting their own click. Median of COLD_RUNS; browserListVisibleMs is the first half.
+ *  - browserStepMedianMs / browserStepP95Ms: one step in the browser, from the click on "Next
+ *    step" to the step counter's text changing in the DOM, timed inside the page with
+ *    performance.now() and a MutationObserver, over every step of every lesson (warm engine).
+ *    A predict checkpoint is skipped, and that step is timed from the click on "Skip".
+ *  - jsGzipKB: every dist/**\/*.js gzipped (zlib level 9) and summed, i.e. everything JS the build
+ *    ships, main thread and workers; PGlite's wasm/data and libpg-query's wasm excluded.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build, preview, type PreviewServer } from 'vite';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const ROOT = join(new URL('.', import.meta.url).pathname, '..');
+const DIST = join(ROOT, 'dist');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const COLD_RUNS = 5;
+
+export const BROWSER_TARGETS = { coldStartMs: 1500, stepP95Ms: 16, jsGzipKB: 250 } as const;
+
+export interface BrowserFigures {
+  chromium: string;
+  browserColdStartMs: number;
+  browserColdStartRunsMs: number[];
+  browserListVisibleMs: number;
+  browserSteps: number;
+  browserStepMedianMs: number;
+  browserStepP95Ms: number;
+  browserStepMaxMs: number;
+  jsGzipKB: number;
+  jsFiles: { file: string; gzipKB: number }[];
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+/** Sum of every dist/**\/*.js, gzipped. */
+export function jsGzip(dist = DIST): { totalKB: number; files: { file: string; gzipKB: number }[] } {
+  const files = walk(dist)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => ({ file: relative(dist, f), gzipKB: gzipSync(readFileSync(f), { level: 9 }).length / 1024 }))
+    .sort((a, b) => b.gzipKB - a.gzipKB);
+  return { totalKB: files.reduce((a, f) => a + f.gzipKB, 0), files };
+}
+
+/** From navigation start: [list visible, first lesson's first step runnable], in ms (in-page clock). */
+async function coldStart(browser: Browser, baseUrl: string): Promise<[number, number]> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}#/`, { waitUntil: 'commit' });
+    const listMs = (await (
+      await page.waitForFunction(
+        () => {
+          const row = document.querySelector('[data-testid="lesson-row"] a') as HTMLElement | null;
+          return row && row.offsetParent !== null ? performance.now() : 0;
+        },
+        undefined,
+        { polling: 'raf', timeout: 60_000 },
+      )
+    ).jsonValue()) as number;
+    await page.locator('[data-testid="lesson-row"] a').first().click();
+    const readyMs = (await (
+      await page.waitForFunction(
+        () => {
+          const next = document.querySelector('[data-testid="step-next"]') as HTMLButtonElement | null;
+          const ready =
+            next && !next.disabled && document.querySelector('[data-testid="session-pane"]') && !document.querySelector('.player .busy');
+          return ready ? performance.now() : 0;
+        },
+        undefined,
+        { polling: 'raf', timeout: 60_000 },
+      )
+    ).jsonValue()) as number;
+    return [listMs, readyMs];
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * Clicks a button inside the page and resolves with the ms until the step counter's text
+ * changes, or `{ asked: true }` when a predict question appears instead.
+ */
+function timedClick(page: Page, testid: string): Promise<{ ms: number } | { asked: true }> {
+  return page.evaluate((id) => {
+    return new Promise<{ ms: number } | { asked: true }>((resolve, reject) => {
+      const pos = document.querySelector('[data-testid="step-position"]');
+      const btn = document.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement | null;
+      if (!pos || !btn) return reject(new Error(`no step counter or ${id}`));
+      const before = pos.textContent;
+      let t0 = 0;
+      const timer = setTimeout(() => (obs.disconnect(), reject(new Error('the step counter did not change within 20 s'))), 20_000);
+      const obs = new MutationObserver(() => {
+        if (pos.textContent !== before) {
+          const ms = performance.now() - t0;
+          obs.disconnect();
+          clearTimeout(timer);
+          resolve({ ms });
+        } else if (document.querySelector('[data-testid="predict"]')) {
+          obs.disconnect();
+          clearTimeout(timer);
+          resolve({ asked: true });
+        }
+      });
+      obs.observe(document.body, { subtree: true, childList: true, characterData: true });
+      t0 = performance.now();
+      btn.click();
+    });
+  }, testid);
+}
+
+/** Steps through every lesson with Next; returns each step's click → counter-change time. */
+async function stepLatencies(browser: Browser, baseUrl: string): Promise<number[]> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
+  const ms: number[] = [];
+  try {
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}#/`);
+    await page.locator('[data-testid="lesson-row"]').first().waitFor();
+    const ids = await page.locator('[data-testid="lesson-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-lesson') ?? ''));
+    for (const id of ids) {
+      await page.goto(`${baseUrl}#/lessons/${id}/step/0`);
+      await page.waitForFunction(
+        (lesson) =>
+          location.hash === `#/lessons/${lesson}/step/0` &&
+          !!document.querySelector('[data-testid="session-pane"]') &&
+          !document.querySelector('.player .busy') &&
+          /^\D*0\D/.test(document.querySelector('[data-testid="step-position"]')?.textContent ?? ''),
+        id,
+        { timeout: 60_000 },
+      );
+      for (;;) {
+        const next = page.getByTestId('step-next');
+        if (await next.isDisabled()) break;
+        // Wait for the previous step's render to settle, as a learner would between clicks.
+        await page.waitForFunction(() => !document.querySelector('.player .busy'));
+        let r = await timedClick(page, 'step-next');
+        if ('asked' in r) r = await timedClick(page, 'predict-skip');
+        if ('asked' in r) throw new Error(`${id}: a predict question came back after skipping`);
+        ms.push(r.ms);
+        await page.waitForFunction(() => !document.querySelector('.player .busy'));
+      }
+    }
+  } finally {
+    await context.close();
+  }
+  return ms;
+}
+
+/** Builds the app, serves it, measures. Throws when Chromium is missing. */
+export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<BrowserFigures> {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
+  if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html')))
+    await build({ root: ROOT, configFile: join(ROOT, 'vite.config.ts'), logLevel: 'silent' });
+  const js = jsGzip();
+  let server: PreviewServer | null = null;
+  let browser: Browser | null = null;
+  try {
+    server = await preview({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'silent',
+      preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false },
+    });
+    const baseUrl = server.resolvedUrls?.local[0];
+    if (!baseUrl) throw new Error('vite preview did not report a URL');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    const cold: [number, number][] = [];
+    for (let i = 0; i < COLD_RUNS; i++) cold.push(await coldStart(browser, baseUrl));
+    const steps = await stepLatencies(browser, baseUrl);
+    return {
+      chromium: browser.version(),
+      browserColdStartMs: quantile(
+        cold.map((c) => c[1]),
+        0.5,
+      ),
+      browserColdStartRunsMs: cold.map((c) => Math.round(c[1])),
+      browserListVisibleMs: quantile(
+        cold.map((c) => c[0]),
+        0.5,
+      ),
+      browserSteps: steps.length,
+      browserStepMedianMs: quantile(steps, 0.5),
+      browserStepP95Ms: quantile(steps, 0.95),
+      browserStepMaxMs: Math.max(...steps),
+      jsGzipKB: js.totalKB,
+      jsFiles: js.files,
+    };
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await server?.close().catch(() => undefined);
+  }
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+  const r = await browserBench({ rebuild: !process.argv.includes('--no-build') });
+  console.log(JSON.stringify(r, null, 2));
+}

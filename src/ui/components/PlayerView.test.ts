@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { render, screen, waitFor } from '@testing-library/svelte';
+import PlayerView from './PlayerView.svelte';
+import { Player } from '../player.svelte';
+import type { PlayerBackend, PlayerState, ScriptItem } from '../backend';
+import type { EngineSnapshot } from '../../engine/types';
+import { deadlockCycle, deadlockScript } from '../fixtures/deadlock';
+import { lock, session } from '../fixtures/build';
+import { pauseSessions, withoutSessions } from '../model/learnerView';
+
+/**
+ * A lesson compiled with a pause: the engine plays `pause 2 s` as `SELECT pg_sleep(2)` in the
+ * internal `clock` session, which then shows up in the snapshot like any other session.
+ */
+const clock = session('clock', 4199, { state: 'idle', query: 'SELECT pg_sleep(2);', stateChangeMs: 2000 });
+const withClock: EngineSnapshot = {
+  ...deadlockCycle,
+  sessions: [...deadlockCycle.sessions, clock],
+  locks: [...deadlockCycle.locks, lock(clock, 'virtualxid', { virtualxid: '5/1' }, 'ExclusiveLock')],
+  timers: [...deadlockCycle.timers, { session: 'clock', kind: 'pg_sleep', atMs: deadlockCycle.clockMs + 500 }],
+  events: [
+    { type: 'step-start', atMs: 0, session: 'clock', step: 'clock1', sql: 'SELECT pg_sleep(2);' },
+    { type: 'step-done', atMs: 2000, session: 'clock', step: 'clock1', ok: true },
+    ...deadlockCycle.events,
+  ],
+};
+const pauseItem: ScriptItem = {
+  index: 0,
+  kind: 'pause',
+  session: 'clock',
+  step: 'clock1',
+  sql: 'SELECT pg_sleep(2);',
+  label: 'pause 2 s',
+  pauseMs: 2000,
+};
+const lessonScript: ScriptItem[] = [pauseItem, ...deadlockScript.map((s) => ({ ...s, index: s.index + 1 }))];
+
+function backendFor(state: PlayerState): PlayerBackend {
+  const s = async () => state;
+  return { open: s, next: s, goto: s, reset: s, runAdHoc: s, advance: s, advanceToNextTimer: s };
+}
+
+async function show(state: PlayerState) {
+  const player = new Player(backendFor(state));
+  await player.open({ kind: 'lesson', id: 'x' });
+  render(PlayerView, { props: { player, title: 'Pause session' } });
+  await waitFor(() => expect(screen.getAllByTestId('session-pane').length).toBeGreaterThan(0));
+}
+const paneNames = () => screen.getAllByTestId('session-pane').map((p) => p.dataset.session);
+const graphNodes = () => screen.getAllByTestId('wfg-node').map((n) => n.dataset.session);
+const laneNames = () => [...screen.getByTestId('timeline').querySelectorAll('text.lane')].map((t) => t.textContent);
+const heldEntries = () => [...document.querySelectorAll('ul.held li strong')].map((s) => s.textContent);
+const lockPids = () => [...screen.getByTestId('lock-table').querySelectorAll('tbody td.pid')].map((td) => td.textContent?.trim());
+const timerSessions = () => screen.queryAllByTestId('clock-timer').map((t) => t.dataset.session);
+
+describe('PlayerView: the lessons’ pause session', () => {
+  it('hides a lesson’s clock session: no pane, graph node, timeline lane, held modes, pg_locks row or timer', async () => {
+    await show({ snapshot: withClock, script: lessonScript, cursor: 8, offScript: false, lesson: { id: 'classic-deadlock' } });
+    expect(paneNames()).toEqual(['A', 'B']);
+    expect(graphNodes().sort()).toEqual(['A', 'B']);
+    expect(laneNames()).toEqual(['A', 'B']);
+    expect(heldEntries()).toEqual(['A', 'B']);
+    expect(lockPids()).not.toContain('4199');
+    expect(lockPids().length).toBe(deadlockCycle.locks.length);
+    expect(timerSessions()).not.toContain('clock');
+    // The pause itself is still part of the story: the script and clock are untouched.
+    expect(screen.getByTestId('step-position').textContent).toBe(`Step 8 of ${lessonScript.length}`);
+  });
+
+  it('keeps a session named clock in a spec (the lab): it is the user’s own session', async () => {
+    await show({ snapshot: withClock, script: lessonScript, cursor: 8, offScript: false });
+    expect(paneNames()).toEqual(['A', 'B', 'clock']);
+    expect(graphNodes()).toContain('clock');
+    expect(laneNames()).toContain('clock');
+    expect(heldEntries()).toContain('clock');
+    expect(lockPids()).toContain('4199');
+  });
+});
+
+describe('learnerView model', () => {
+  it('hides only sessions used for nothing but pauses, and only in lessons', () => {
+    expect([...pauseSessions({ script: lessonScript, lesson: { id: 'l' } })]).toEqual(['clock']);
+    expect([...pauseSessions({ script: lessonScript })]).toEqual([]);
+    // A session that also runs ordinary steps is never hidden.
+    const mixed: ScriptItem[] = [
+      ...lessonScript,
+      { index: 99, kind: 'step', session: 'clock', step: 'c9', sql: 'SELECT 1;', label: 'clock: SELECT 1;' },
+    ];
+    expect([...pauseSessions({ script: mixed, lesson: { id: 'l' } })]).toEqual([]);
+  });
+  it('returns the same snapshot when nothing is hidden and never mutates its input', () => {
+    expect(withoutSessions(deadlockCycle, new Set(['clock']))).toBe(deadlockCycle);
+    const before = JSON.stringify(withClock);
+    const out = withoutSessions(withClock, new Set(['clock']));
+    expect(JSON.stringify(withClock)).toBe(before);
+    expect(out.sessions.map((s) => s.name)).toEqual(['A', 'B']);
+    expect(out.events.every((e) => e.type === 'deadlock' || e.session !== 'clock')).toBe(true);
+  });
+});
