@@ -12,8 +12,10 @@ import {
   LOCK_SAMPLE_SQL,
   decodeTuples,
   parseLockSample,
+  readRelations,
+  TUPLE_SCAN_SQL,
+  type RelationInfo,
   readCatalog,
-  tupleScanSql,
   uniqueKeysSql,
   type CatalogTable,
   type LockSample,
@@ -74,7 +76,6 @@ interface Txn {
   xidHolds: { xid: number; depth: number }[];
   held: HeldLock[];
   insertedKeys: UniqueKey[];
-  deletedKeys: UniqueKey[];
   /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
   sets: string[];
   localSets: string[];
@@ -149,7 +150,6 @@ interface DryRun {
   plan: PlanItem[];
   assignsXid: boolean;
   inserted: { table: string; key: string; index: string }[];
-  deleted: { table: string; key: string; index: string }[];
   /** The session's session-level advisory locks after the statement (null: unchanged). */
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
   /** What to append to the session's transaction log (null: nothing to replay). */
@@ -248,8 +248,11 @@ export class Engine {
 
   private async refreshCatalog(): Promise<void> {
     this.catalog = await readCatalog(this.ex);
+    this.relations = await readRelations(this.ex);
     this.relNames = null;
   }
+
+  private relations = new Map<number, RelationInfo>();
 
   private commitsSinceVacuum = 0;
 
@@ -492,7 +495,6 @@ export class Engine {
       xidHolds: [],
       held: [],
       insertedKeys: [],
-      deletedKeys: [],
       sets: [],
       localSets: [],
       modified: new Map(),
@@ -574,7 +576,7 @@ export class Engine {
           s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'RELEASE' });
           for (const h of s.txn.held) if (h.depth > i) h.depth = i;
           for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
-          for (const k of [...s.txn.insertedKeys, ...s.txn.deletedKeys]) if (k.depth > i) k.depth = i;
+          for (const k of s.txn.insertedKeys) if (k.depth > i) k.depth = i;
           this.rows.merge(s.name, i);
         }
         step.results.push({ command: cmd });
@@ -599,7 +601,6 @@ export class Engine {
     txn.xidHolds = txn.xidHolds.filter((h) => h.depth < depth);
     for (let i = depth - 1; i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
     txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
-    txn.deletedKeys = txn.deletedKeys.filter((k) => k.depth < depth);
     this.rows.release(s.name, depth);
     this.queueResumes(woken);
     this.wakeKeyWaiters(s);
@@ -611,7 +612,7 @@ export class Engine {
     if (txn.log.length) {
       const replay = replaySql(txn.log);
       const begin = await this.beginSql(s, false);
-      const sql = `${begin.sql}${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT`;
+      const sql = `${begin.sql}${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`;
       const r = await this.ex.run(sql);
       if (r.error) {
         await this.ex.run('ROLLBACK');
@@ -623,7 +624,6 @@ export class Engine {
       this.followUpdates(s, new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])));
       // The catalog changes only when the transaction ran DDL (replayed as SQL text).
       const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
-      await this.ex.run('SELECT pg_catalog.pg_advisory_unlock_all()');
       if (ddl) await this.refreshCatalog();
       await this.maybeVacuum();
     }
@@ -717,7 +717,6 @@ export class Engine {
     for (const sp of txn.savepoints) sp.xid = undefined;
     this.rows.release(s.name);
     txn.insertedKeys = [];
-    txn.deletedKeys = [];
     txn.aborted = true;
     this.lastEnded.set(s.name, { committed: false, modified: txn.modified });
     txn.xid = null;
@@ -799,7 +798,7 @@ export class Engine {
     }
     if (dry.raw.error) {
       // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
-      const wait = dry.raw.error.sqlstate === '23505' ? this.keyBlocker(s, dry.raw.error) : undefined;
+      const wait = dry.raw.error.sqlstate === '23505' ? await this.keyBlocker(s, dry.raw.error) : undefined;
       if (wait) this.currentXid(s);
       if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
       step.notices.push(...dry.raw.notices);
@@ -842,7 +841,6 @@ export class Engine {
     const depth = txn.savepoints.length;
     const xid = dry.assignsXid ? this.currentXid(s) : (txn.xid ?? 0);
     for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
-    for (const k of dry.deleted) txn.deletedKeys.push({ index: k.index, key: k.key, depth, xid });
     if (dry.sessionAdvisory)
       this.setSessionAdvisory(
         s,
@@ -922,7 +920,7 @@ export class Engine {
     // One round trip for the usual case: replay, the statement, and what it locked. A locking
     // SELECT runs row by row instead (runStatement).
     const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
-    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${tupleScanSql('mine')}` : prefix);
+    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}` : prefix);
     const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
@@ -935,7 +933,7 @@ export class Engine {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw e;
     }
-    const before = parseLockSample(pre.results.at(-1)!.rows ?? []);
+    const before = parseLockSample(pre.results.at(-1)!.rows ?? [], this.relations);
     let raw: RawResult;
     let order = false;
     let afterRows: (string | null)[][] | undefined;
@@ -950,16 +948,15 @@ export class Engine {
     let after: LockSample = before;
     let plan: PlanItem[] = [];
     const inserted: DryRun['inserted'] = [];
-    let touchedForKeys: { table: string; ctids: string[] }[] = [];
     let assignsXid = false;
     let ops: ImageOp[] = [];
     if (!raw.error) {
       if (!afterRows) {
-        const a = await this.ex.run(`${LOCK_SAMPLE_SQL};\n${tupleScanSql('mine')}`);
+        const a = await this.ex.run(`${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
         afterRows = a.results[0]?.rows;
         scanRows = a.results[1]?.rows;
       }
-      after = parseLockSample(afterRows ?? []);
+      after = parseLockSample(afterRows ?? [], this.relations);
       const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
       assignsXid = stmtXids.size > 0;
       const ownXids = new Set([...before.xids]);
@@ -986,10 +983,6 @@ export class Engine {
           if (origin) others.push({ ...t, block: origin.block, offset: origin.offset, own: false, newCtid: undefined });
         }
       }
-      touchedForKeys = [...groupBy(others.filter((t) => t.mode === 'Update' || t.mode === 'NoKeyUpdate'), (t) => t.relation)].map(([table, list]) => ({
-        table,
-        ctids: list.map((t) => `(${t.block},${t.offset})`),
-      }));
       // Rows are locked in processing order: for a locking SELECT, the order its cursor returned them.
       // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
       if (order) others.sort((a, b) => a.xid - b.xid);
@@ -1014,14 +1007,6 @@ export class Engine {
       }
       ops = ops.filter((o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)));
     }
-    // Keys of committed tuples this statement updated or deleted: read after the rollback, when they are visible again.
-    const deleted: DryRun['deleted'] = [];
-    for (const { table, ctids } of touchedForKeys) {
-      const cat = this.catalog.find((c) => c.name === table);
-      const sql = cat && uniqueKeysSql(cat, ctids);
-      if (!sql) continue;
-      for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) deleted.push(splitKey(table, k));
-    }
     for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, mustExist: false });
     let entry: LogEntry | null = null;
     if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
@@ -1029,7 +1014,7 @@ export class Engine {
       if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
       else entry = { kind: 'sql', sql: st.sql, command };
     }
-    return { raw, plan, assignsXid, inserted, deleted, sessionAdvisory, entry };
+    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry };
   }
 
   /**
@@ -1280,16 +1265,25 @@ export class Engine {
   }
 
   /** For a 23505 from the dry run: an open transaction deleting the conflicting committed key. */
-  private keyBlocker(s: Sess, e: PgMessage): { session: string; xid: number } | undefined {
+  /**
+   * For a 23505 from the dry run: is the conflicting committed key being updated or deleted by
+   * an open transaction? Then PostgreSQL's _bt_check_unique waits for it. The keys of the rows
+   * other sessions changed are read only here, when a duplicate actually shows up.
+   */
+  private async keyBlocker(s: Sess, e: PgMessage): Promise<{ session: string; xid: number } | undefined> {
     const m = /^Key (.*) already exists\.$/.exec(e.detail ?? '');
     if (!m) return undefined;
-    for (const o of this.sessions.values()) {
-      if (o === s || !o.txn) continue;
-      const k = o.txn.deletedKeys.find((k) => k.key === m[1]);
-      if (k) return { session: o.name, xid: k.xid };
+    for (const { tuple, holders } of this.rows.all()) {
+      const h = holders.find((x) => x.session !== s.name && (x.mode === 'Update' || x.mode === 'NoKeyUpdate'));
+      if (!h) continue;
+      const cat = this.catalog.find((c) => c.oid === tuple.oid);
+      const sql = cat && uniqueKeysSql(cat, [`(${tuple.block},${tuple.offset})`]);
+      if (!sql) continue;
+      for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k && splitKey(cat!.name, k).key === m[1]) return { session: h.session, xid: h.xid };
     }
     return undefined;
   }
+
 
   private waitOnXid(s: Sess, holder: string, xid: number, tuple: TupleId | undefined, verb: 'update' | 'delete' | 'lock' | 'insert', context?: string): 'wait' | 'error' {
     const tag: LockTag = { type: 'transactionid', xid: xid as Xid };

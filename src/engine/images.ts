@@ -12,7 +12,7 @@
  */
 import { ROW_LOCK_SQL } from './locks/modes';
 import type { LockMode, LockTag, RowLockMode } from './locks/types';
-import { CTID_MAP } from './executor/pglite';
+import { CTID_MAP } from './executor/names';
 
 /** A tuple: a committed version (stable ctid) or one of the session's own versions (by recorded ctid). */
 export interface TupleRef {

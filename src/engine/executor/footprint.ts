@@ -4,7 +4,8 @@
  */
 import type { LockMode, RowLockMode } from '../locks/types';
 import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../rowbits';
-import { INTERNAL_SCHEMA, SHADOW_SCHEMA, type PgliteExecutor } from './pglite';
+import type { PgliteExecutor } from './pglite';
+import { INTERNAL_SCHEMA, SHADOW_SCHEMA } from './names';
 import { SHADOW_SCHEMA as DIAG_SCHEMA } from '../diagnostics';
 
 export interface CatalogTable {
@@ -44,28 +45,46 @@ export interface InsertedTuple {
 
 const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${SHADOW_SCHEMA}','${DIAG_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
-/** SQL returning this backend's locks (relation, advisory, transactionid). */
-export const LOCK_SAMPLE_SQL = `SELECT l.locktype, l.relation::int, c.relname, c.relkind, tc.relname AS tbl, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int
-FROM pg_catalog.pg_locks l
-LEFT JOIN pg_catalog.pg_class c ON c.oid = l.relation
-LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
-LEFT JOIN pg_catalog.pg_class tc ON tc.oid = i.indrelid
-WHERE l.pid = pg_catalog.pg_backend_pid() AND l.granted
-  AND (l.locktype IN ('transactionid','advisory') OR (l.locktype = 'relation' AND ${USER_NS}))`;
+/** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
+export interface RelationInfo {
+  name: string;
+  isIndex: boolean;
+  /** The table (the relation itself, or the table an index belongs to). */
+  table: string;
+}
 
-/** Parses LOCK_SAMPLE_SQL rows. */
-export function parseLockSample(rows: (string | null)[][]): LockSample {
+/** This backend's granted locks, raw: names are resolved in TypeScript (a join costs ~1 ms). */
+export const LOCK_SAMPLE_DEF = `SELECT l.locktype, l.relation::int, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int
+FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.granted AND l.locktype IN ('relation', 'transactionid', 'advisory')`;
+
+/** Runs the prepared sample (see PgliteExecutor.create). */
+export const LOCK_SAMPLE_SQL = 'EXECUTE lockstep_sample';
+
+/** Parses LOCK_SAMPLE_SQL rows; relation locks on anything but user relations are dropped. */
+export function parseLockSample(rows: (string | null)[][], relations: ReadonlyMap<number, RelationInfo>): LockSample {
   const out: LockSample = { relations: [], advisory: [], xids: new Set() };
-  for (const [locktype, relation, relname, relkind, tbl, mode, xid, classid, objid, objsubid] of rows) {
+  for (const [locktype, relation, mode, xid, classid, objid, objsubid] of rows) {
     if (locktype === 'transactionid') out.xids.add(Number(xid));
-    else if (locktype === 'relation')
-      out.relations.push({ oid: Number(relation), name: relname!, mode: mode as LockMode, isIndex: relkind === 'i', table: tbl ?? relname! });
-    else if (locktype === 'advisory')
+    else if (locktype === 'relation') {
+      const r = relations.get(Number(relation));
+      if (r) out.relations.push({ oid: Number(relation), name: r.name, mode: mode as LockMode, isIndex: r.isIndex, table: r.table });
+    } else if (locktype === 'advisory')
       out.advisory.push({ key1: Number(classid), key2: Number(objid), field4: Number(objsubid) as 1 | 2, mode: mode as LockMode });
   }
   return out;
 }
+
+/** User tables and indexes by OID. */
+export async function readRelations(ex: PgliteExecutor): Promise<Map<number, RelationInfo>> {
+  const rows = await ex.must(`SELECT c.oid::int, c.relname, c.relkind, coalesce(t.relname, c.relname)
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
+WHERE c.relkind IN ('r', 'p', 'i', 'I') AND ${USER_NS}`);
+  return new Map(rows.map(([oid, name, kind, table]) => [Number(oid), { name: name!, isIndex: kind === 'i' || kind === 'I', table: table! }]));
+}
+
+/** Runs the prepared tuple scan over the tables this transaction may have written (see PgliteExecutor.create). */
+export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
 
 /** SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact. */
 export function tupleScanSql(xids: number[] | 'mine'): string {
