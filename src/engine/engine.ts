@@ -34,6 +34,7 @@ import type {
   LockRow,
   SessionSnapshot,
   SessionState,
+  RowSnapshot,
   TableSnapshot,
   WaitEdge,
   WaitReason,
@@ -1596,26 +1597,58 @@ export class Engine {
     return 'idle';
   }
 
-  /** Reads committed table contents for the data view (async: asks PGlite). */
+  /**
+   * Reads table contents for the data view (async: asks PGlite): the committed rows with their
+   * row-lock owners, and for every session in a transaction what a plain SELECT would show it
+   * now (its own uncommitted changes, and — under REPEATABLE READ — its snapshot).
+   */
   async refreshTables(): Promise<void> {
-    const out: TableSnapshot[] = [];
-    const locks = this.rows.all();
-    for (const t of this.catalog) {
-      const r = await this.ex.run(`SELECT ctid::text AS ctid, * FROM ${quoteIdent(t.name)} ORDER BY ctid LIMIT 200`);
-      const res = r.results.at(-1);
-      if (!res?.columns) continue;
-      out.push({
-        name: t.name,
-        columns: res.columns.slice(1),
-        rows: (res.rows ?? []).map((row) => {
-          const ctid = row[0]!;
-          const holders = locks.find((l) => l.tuple.oid === t.oid && `(${l.tuple.block},${l.tuple.offset})` === ctid)?.holders ?? [];
-          return { ctid, values: row.slice(1), lockers: holders.map((h) => ({ session: h.session, mode: h.mode })) };
-        }),
-      });
+    const selects = this.catalog.map((t) => `SELECT ctid::text AS ctid, * FROM ${quoteIdent(t.name)} ORDER BY ctid LIMIT 200`);
+    if (!selects.length) {
+      this.tables = [];
+      this.views = {};
+      return;
     }
-    this.tables = out;
+    const locks = this.rows.all();
+    const toTables = (results: StatementResult[], withLocks: boolean): TableSnapshot[] =>
+      this.catalog.flatMap((t, i) => {
+        const res = results[i];
+        if (!res?.columns) return [];
+        return [
+          {
+            name: t.name,
+            columns: res.columns.slice(1),
+            rows: (res.rows ?? []).map((row) => {
+              const ctid = row[0]!;
+              const holders = withLocks ? (locks.find((l) => l.tuple.oid === t.oid && `(${l.tuple.block},${l.tuple.offset})` === ctid)?.holders ?? []) : [];
+              return { ctid, values: row.slice(1), lockers: holders.map((h) => ({ session: h.session, mode: h.mode })) };
+            }),
+          },
+        ];
+      });
+    const committed = await this.ex.run(selects.join(';\n'));
+    this.tables = toTables(committed.results, true);
+    // A session's view is computed, not replayed: a replay would leave dead tuples behind and
+    // change where later row versions go, so undo would no longer restore identical ctids.
+    const views: Record<string, TableSnapshot[]> = {};
+    for (const s of this.sessions.values()) {
+      if (!s.txn || s.txn.aborted || (!s.txn.log.length && !s.txn.snapshot)) continue;
+      let base = this.tables;
+      if (s.txn.snapshot) {
+        // REPEATABLE READ: the rows its snapshot sees (a read-only transaction writes nothing).
+        const begin = await this.beginSql(s, false);
+        const r = await this.ex.run(`${begin.sql}${selects.join(';\n')};\nROLLBACK`);
+        if (r.error) {
+          await this.ex.run('ROLLBACK');
+          continue;
+        }
+        base = toTables(r.results.slice(begin.count, begin.count + selects.length), false);
+      }
+      views[s.name] = applyImages(base, this.catalog, s.txn.log);
+    }    this.views = views;
   }
+
+  private views: Record<string, TableSnapshot[]> = {};
 
   /** The immutable, JSON-serializable view of everything. */
   snapshot(): EngineSnapshot {
@@ -1694,6 +1727,7 @@ export class Engine {
       edges,
       deadlock: this.lastDeadlock,
       tables: this.tables,
+      views: this.views,
       timers: this.timers.all().map((t) => ({ session: t.session, kind: t.kind, atMs: t.atMs })),
       events: this.events,
       serverLog: this.serverLog,
@@ -1708,6 +1742,47 @@ export class Engine {
   async close(): Promise<void> {
     await this.ex.close();
   }
+}
+
+/** A session's own uncommitted changes (its row images) applied over the rows it can see. */
+function applyImages(base: TableSnapshot[], catalog: CatalogTable[], log: LogEntry[]): TableSnapshot[] {
+  const tables = base.map((t) => ({ ...t, rows: t.rows.map((r) => ({ ...r, lockers: [] as RowSnapshot['lockers'], values: [...r.values] })) }));
+  const own = new Map<string, RowSnapshot>();
+  const byOid = (oid: number) => {
+    const name = catalog.find((c) => c.oid === oid)?.name;
+    return tables.find((t) => t.name === name);
+  };
+  const find = (ref: { rel: number; ctid: string; own: boolean }) =>
+    ref.own ? own.get(`${ref.rel}:${ref.ctid}`) : byOid(ref.rel)?.rows.find((r) => r.ctid === ref.ctid);
+  const setValues = (t: TableSnapshot, row: RowSnapshot, cols: string[], vals: (string | null)[]) =>
+    cols.forEach((c, i) => {
+      const at = t.columns.indexOf(c);
+      if (at >= 0) row.values[at] = vals[i];
+    });
+  for (const e of log) {
+    if (e.kind !== 'image') continue;
+    for (const op of e.ops) {
+      if (op.op === 'lock' || op.op === 'advisory') continue;
+      const t = byOid(op.op === 'insert' ? op.rel : op.target.rel);
+      if (!t) continue;
+      if (op.op === 'insert') {
+        const row: RowSnapshot = { ctid: op.newCtid, values: t.columns.map(() => null), lockers: [] };
+        setValues(t, row, op.columns, op.values);
+        t.rows.push(row);
+        own.set(`${op.rel}:${op.newCtid}`, row);
+        continue;
+      }
+      const row = find(op.target);
+      if (!row) continue;
+      if (op.op === 'delete') t.rows = t.rows.filter((r) => r !== row);
+      else {
+        setValues(t, row, op.columns, op.values);
+        row.ctid = op.newCtid;
+        own.set(`${op.target.rel}:${op.newCtid}`, row);
+      }
+    }
+  }
+  return tables;
 }
 
 /** Marks edges that lie on a cycle of the current wait-for graph. */

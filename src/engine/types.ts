@@ -125,6 +125,8 @@ export interface EngineSnapshot {
   /** The last deadlock found, if any: the cycle in the order the detector reported it and the victim. */
   deadlock: { cycle: string[]; victim: string; atMs: number } | null;
   tables: TableSnapshot[];
+  /** What each session in a transaction would see with a plain SELECT now (MVCC), by session name. */
+  views?: Record<string, TableSnapshot[]>;
   timers: TimerSnapshot[];
   events: EngineEvent[];
   /** PostgreSQL-format server log lines (deadlocks, lock timeouts). */
