@@ -7,6 +7,10 @@
  *  - ratio = stepMedianMs / rawStatementMedianMs (budget: ≤ 10);
  *  - conformanceCorpusMs / realPgCorpusMs: the whole corpus on the simulator and on an embedded
  *    real PostgreSQL 18 (budget: the simulator ≥ 5× faster). Start-up is reported apart.
+ *  - labTxPerSecUnordered / labTxPerSecOrdered: the retry lab (src/retrylab/runner.ts), transfer
+ *    workload, 8 workers × 50 transactions on 10 accounts, seed 1: simulated transactions per
+ *    wall-clock second of the workers' loop (start-up excluded; budget: ≥ 500 tx/s).
+ *    `--lab-only` runs only these.
  * Then the browser figures (./bench-browser.ts): the production build in headless Chromium —
  * browserColdStartMs (≤ 1.5 s), browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms) and
  * jsGzipKB (≤ 250 KB). `--no-browser` skips them, `--browser-only` runs only them.
@@ -20,6 +24,9 @@ import { PgDriver } from '../src/oracle/pgDriver';
 import { startPostgres } from '../src/oracle/server';
 import { loadScenario } from '../src/cli/load';
 import type { PollResult, SessionDriver, SetupOutput, Spec } from '../src/scenario/types';
+import { runLab } from '../src/retrylab/runner';
+import { parseLabArgs } from '../src/retrylab/args';
+import type { LabResult } from '../src/retrylab/types';
 import { BROWSER_TARGETS, browserBench } from './bench-browser';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
@@ -107,6 +114,59 @@ async function rawStatements(specs: { spec: Spec }[]): Promise<{ ms: number[]; s
   return { ms, startupMs };
 }
 
+/** The retry-lab figure's run: the transfer workload as `npm run lab` would run it. */
+export const LAB_BENCH = { workers: 8, transactionsPerWorker: 50, accounts: 10, seed: 1, targetTxPerSec: 500 } as const;
+
+function labConfig(strategy: 'unordered' | 'ordered', transactionsPerWorker: number) {
+  const b = LAB_BENCH;
+  return parseLabArgs(
+    [
+      '--workload',
+      'transfer',
+      '--strategy',
+      strategy,
+      '--workers',
+      b.workers,
+      '--transactions',
+      transactionsPerWorker,
+      '--accounts',
+      b.accounts,
+      '--seed',
+      b.seed,
+    ].map(String),
+  ).config;
+}
+
+/** Simulated transactions (committed + given up) per wall-clock second of the workers' loop. */
+const txPerSec = (r: LabResult): number => ((r.committed + r.giveUps) * 1000) / r.wallMs;
+
+/**
+ * The retry lab's throughput: transfer, unordered and ordered, on one warmed-up PGlite (a short
+ * unmeasured run first; `runLab` resets the executor and excludes its own start-up from wallMs).
+ */
+export async function labBench(): Promise<Record<string, number | boolean>> {
+  const ex = await PgliteExecutor.create();
+  try {
+    await runLab(labConfig('unordered', 5), { executor: ex });
+    const unordered = await runLab(labConfig('unordered', LAB_BENCH.transactionsPerWorker), { executor: ex });
+    const ordered = await runLab(labConfig('ordered', LAB_BENCH.transactionsPerWorker), { executor: ex });
+    return {
+      labTransactions: LAB_BENCH.workers * LAB_BENCH.transactionsPerWorker,
+      labTxPerSecUnordered: txPerSec(unordered),
+      labTxPerSecOrdered: txPerSec(ordered),
+      labWallMsUnordered: unordered.wallMs,
+      labWallMsOrdered: ordered.wallMs,
+      labDeadlocksUnordered: unordered.deadlocks,
+      labDeadlocksOrdered: ordered.deadlocks,
+      labStatementsUnordered: unordered.statements,
+      labStatementsOrdered: ordered.statements,
+      labInvariantHolds: unordered.invariant.holds && ordered.invariant.holds,
+    };
+  } finally {
+    await ex.close();
+  }
+}
+
 /** Runs every measurement and returns the figures. */
 export async function bench(): Promise<Record<string, number | string[]>> {
   const files = readdirSync(CORPUS)
@@ -181,15 +241,43 @@ async function browserFigures(): Promise<Record<string, unknown>> {
 
 async function main(): Promise<void> {
   const argv = process.argv;
-  const node: Record<string, unknown> = argv.includes('--browser-only') ? {} : await bench();
-  const browser = argv.includes('--no-browser') ? {} : await browserFigures();
+  const labOnly = argv.includes('--lab-only');
+  const node: Record<string, unknown> = argv.includes('--browser-only') ? {} : { ...(labOnly ? {} : await bench()), ...(await labBench()) };
+  const browser = argv.includes('--no-browser') || labOnly ? {} : await browserFigures();
   if (argv.includes('--json')) {
     console.log(JSON.stringify({ ...node, ...browser }, null, 2));
     return;
   }
   const f = (x: unknown): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
-  if (!argv.includes('--browser-only')) printNode(node, f);
-  if (!argv.includes('--no-browser')) printBrowser(browser, f);
+  if (!argv.includes('--browser-only')) {
+    if (!labOnly) printNode(node, f);
+    printLab(node, f);
+  }
+  if (!argv.includes('--no-browser') && !labOnly) printBrowser(browser, f);
+}
+
+function printLab(r: Record<string, unknown>, f: (x: unknown) => string): void {
+  const t = LAB_BENCH.targetTxPerSec;
+  const met = (x: unknown) => `target ≥ ${t}: ${(x as number) >= t ? 'met' : 'NOT met'}`;
+  const rows: [string, string, string][] = [
+    [
+      'labTxPerSecUnordered',
+      f(r.labTxPerSecUnordered),
+      `${f(r.labTransactions)} tx in ${f(r.labWallMsUnordered)} ms, ${f(r.labDeadlocksUnordered)} deadlocks; ${met(r.labTxPerSecUnordered)}`,
+    ],
+    [
+      'labTxPerSecOrdered',
+      f(r.labTxPerSecOrdered),
+      `${f(r.labTransactions)} tx in ${f(r.labWallMsOrdered)} ms, ${f(r.labDeadlocksOrdered)} deadlocks; ${met(r.labTxPerSecOrdered)}`,
+    ],
+  ];
+  const w = Math.max(...rows.map((x) => x[0].length));
+  const v = Math.max(...rows.map((x) => x[1].length));
+  console.log(
+    `retry lab (transfer, ${LAB_BENCH.workers} workers × ${LAB_BENCH.transactionsPerWorker}, ${LAB_BENCH.accounts} accounts, seed ${LAB_BENCH.seed}; wall time of the workers' loop):`,
+  );
+  for (const [k, val, note] of rows) console.log(`${k.padEnd(w)}  ${val.padStart(v)}  ${note}`);
+  if (r.labInvariantHolds !== true) console.log('retry lab: the transfer invariant FAILED in a bench run');
 }
 
 function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): void {

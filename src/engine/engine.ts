@@ -12,10 +12,10 @@ import {
   LOCK_SAMPLE_SQL,
   decodeTuples,
   parseLockSample,
-  readRelations,
+  parseCatalog,
+  parseRelations,
   TUPLE_SCAN_SQL,
   type RelationInfo,
-  readCatalog,
   uniqueKeysSql,
   type CatalogTable,
   type LockSample,
@@ -49,7 +49,6 @@ const FIRST_PID = 4101;
 const FIRST_USER_OID = 16384;
 /** The prepared transaction that keeps the xmin horizon behind every exported snapshot. */
 const PIN_GID = 'lockstep_snapshot_pin';
-const GUC_NAMES = ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation'] as const;
 
 interface HeldLock {
   tag: LockTag;
@@ -221,8 +220,9 @@ export class Engine {
   }
 
   /** Runs committed setup SQL outside any session (isolationtester "setup" blocks). */
-  async setup(sql: string): Promise<RawResult> {
+  async setup(sql: string, opts: { refreshCatalog?: boolean } = {}): Promise<RawResult> {
     const r = await this.ex.run(sql);
+    if (opts.refreshCatalog === false) return r;
     await this.refreshCatalog();
     // User objects are numbered for display from the first table the scenario created.
     if (this.oidBase === null && this.catalog.length) this.oidBase = Math.min(...this.catalog.map((c) => c.oid));
@@ -236,20 +236,16 @@ export class Engine {
 
   /** Relation OID (as shown, text) → name, for user tables and indexes. */
   async relationNames(): Promise<Map<string, string>> {
-    if (!this.relNames) {
-      const rows = await this.ex.must(
-        `SELECT c.oid::text, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog','information_schema','lockstep') AND n.nspname NOT LIKE 'pg_toast%'`,
-      );
-      this.relNames = new Map(rows.map(([o, n]) => [String(this.vOid(Number(o))), n!]));
-    }
+    this.relNames ??= new Map([...this.relations].map(([oid, r]) => [String(this.vOid(oid)), r.name]));
     return this.relNames;
   }
 
   private relNames: Map<string, string> | null = null;
 
   private async refreshCatalog(): Promise<void> {
-    this.catalog = await readCatalog(this.ex);
-    this.relations = await readRelations(this.ex);
+    const r = await this.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
+    this.catalog = parseCatalog(r.results[0]?.rows ?? []);
+    this.relations = parseRelations(r.results[1]?.rows ?? []);
     this.relNames = null;
   }
 
@@ -1408,10 +1404,10 @@ export class Engine {
   /** Reads the effective timeouts and isolation default of a session (or all sessions) from PGlite. */
   private async refreshSessionGucs(only?: Sess): Promise<void> {
     for (const s of only ? [only] : this.sessions.values()) {
-      const r = await this.ex.run(
-        `BEGIN;\n${this.gucSql(s)}SELECT name, setting, unit, current_setting(name) FROM pg_catalog.pg_settings WHERE name IN (${GUC_NAMES.map((n) => `'${n}'`).join(',')});\nROLLBACK`,
-      );
-      const rows = r.results.find((x) => x.columns?.length === 4)?.rows ?? [];
+      // A session with no SET of its own has the server defaults (read once by the executor).
+      const rows = !this.gucSql(s)
+        ? this.ex.defaultGucs
+        : ((await this.ex.run(`BEGIN;\n${this.gucSql(s)}EXECUTE lockstep_gucs;\nROLLBACK`)).results.find((x) => x.columns?.length === 4)?.rows ?? []);
       for (const [name, setting, unit, shown] of rows) {
         s.gucs[name!] = shown!;
         const ms = Number(setting) * (unit === 's' ? 1000 : unit === 'min' ? 60000 : 1);

@@ -88,7 +88,7 @@ export class SimDriver implements SessionDriver {
       outputs.push({ session: s.name, result: await this.settle(s.name) });
     }
     if (spec.teardown !== undefined) {
-      const r = await e.setup(spec.teardown);
+      const r = await e.setup(spec.teardown, { refreshCatalog: false });
       outputs.push({ result: { results: r.results, notices: [], ...(r.error ? { error: r.error } : {}) } });
     }
     return outputs;

@@ -354,6 +354,98 @@ const classicDeadlockRu: Flow = {
   },
 };
 
+/** The data view's rows of one table as shown now: { ctid, values by column, lock badges }. */
+async function dataRows(ctx: FlowContext, table: string) {
+  const t = ctx.page.locator(`[data-testid="data-view"] [data-testid="data-table"][data-table="${table}"]`);
+  await waitFor(async () => (await t.count()) === 1, `data view: no table "${table}"`);
+  const columns = await t.locator('thead th').allTextContents();
+  return t.locator('tbody tr').evaluateAll(
+    (trs, cols) =>
+      trs.map((tr) => {
+        const cells = [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim());
+        // columns: ctid, the table's columns, row locks
+        const values = Object.fromEntries(cols.slice(1, -1).map((c, i) => [c.trim(), cells[i + 1]]));
+        return { values, badges: [...tr.querySelectorAll('[data-testid="row-lock-badge"]')].map((b) => b.getAttribute('data-session')) };
+      }),
+    columns,
+  );
+}
+
+const dataViewMvcc: Flow = {
+  name: 'data-view-mvcc',
+  title: "classic-deadlock: 'seen by' shows each session's own uncommitted UPDATE; committed data and the other session do not",
+  async run(ctx) {
+    // Expected balances from the lesson YAML: the setup's INSERT and the first UPDATE of A and of B.
+    const lesson = lessonYaml('classic-deadlock') as LessonYaml & { setup: string };
+    const initial = new Map<string, number>();
+    const ins = /INSERT INTO accounts VALUES\s*(.*);/i.exec(lesson.setup);
+    assert(ins, `classic-deadlock.yaml setup has no INSERT INTO accounts: ${lesson.setup}`);
+    for (const m of ins[1].matchAll(/\((\d+),\s*(\d+)\)/g)) initial.set(m[1], Number(m[2]));
+    const items = scriptItems('classic-deadlock');
+    const debit = (i: number) => {
+      const m = /UPDATE accounts SET balance = balance - (\d+) WHERE id = (\d+)/.exec(items[i].sql ?? '');
+      assert(m, `classic-deadlock step ${i + 1} is not a debit UPDATE: ${items[i].sql}`);
+      return { session: items[i].session!, id: m[2], amount: Number(m[1]) };
+    };
+    const a = debit(0);
+    const b = debit(1);
+    assert(a.session === 'A' && b.session === 'B' && a.id !== b.id, `first two steps: ${JSON.stringify([a, b])}`);
+    const balanceOf = async (seenBy: string, id: string): Promise<string> => {
+      await ctx.byTestId('data-seen-by').selectOption(seenBy);
+      const rows = await dataRows(ctx, 'accounts');
+      const row = rows.filter((r) => r.values.id === id);
+      assert(row.length === 1, `data view seen by "${seenBy || 'committed'}": ${row.length} rows with id ${id} (${JSON.stringify(rows)})`);
+      return row[0].values.balance;
+    };
+    const expectBalances = async (step: number, want: Record<string, Record<string, number>>) => {
+      for (const [seenBy, balances] of Object.entries(want))
+        for (const [id, bal] of Object.entries(balances)) {
+          const got = await balanceOf(seenBy, id);
+          assert(
+            Number(got) === bal,
+            `step ${step}: account ${id} seen by ${seenBy || 'committed data'} shows balance ${got}, expected ${bal}`,
+          );
+        }
+    };
+
+    await ctx.openLesson('classic-deadlock');
+    const options = await ctx
+      .byTestId('data-seen-by')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    assert(
+      options.join() === ',A,B',
+      `"seen by" options: [${options}] (committed, then the sessions A and B; the pause session stays hidden)`,
+    );
+    await expectBalances(0, { '': Object.fromEntries(initial) });
+
+    // Step 1: A debits its account inside its open transaction.
+    await ctx.next();
+    const before = initial.get(a.id)!;
+    await expectBalances(1, {
+      A: { [a.id]: before - a.amount, [b.id]: initial.get(b.id)! },
+      '': { [a.id]: before, [b.id]: initial.get(b.id)! },
+      B: { [a.id]: before, [b.id]: initial.get(b.id)! },
+    });
+    // The committed view marks A's row lock on the row it updated.
+    await ctx.byTestId('data-seen-by').selectOption('');
+    const locked = (await dataRows(ctx, 'accounts')).find((r) => r.values.id === a.id);
+    assert(locked?.badges.join() === 'A', `committed view: row ${a.id} lock badges [${locked?.badges}], expected [A]`);
+    await ctx.byTestId('data-seen-by').selectOption('A');
+    await ctx.shot('seen-by-A');
+
+    // Step 2: B debits the other account; each session sees only its own change.
+    await ctx.next();
+    await expectBalances(2, {
+      A: { [a.id]: before - a.amount, [b.id]: initial.get(b.id)! },
+      B: { [a.id]: before, [b.id]: initial.get(b.id)! - b.amount },
+      '': Object.fromEntries(initial),
+    });
+    await ctx.byTestId('data-seen-by').selectOption('B');
+    await ctx.shot();
+  },
+};
+
 const nowait: Flow = {
   name: 'nowait',
   title: 'FOR UPDATE NOWAIT fails at once with 55P03, no wait, then 25P02',
@@ -387,34 +479,120 @@ const nowait: Flow = {
   },
 };
 
+/**
+ * Plays skip-locked-queue step by step and, after every step, compares the stepping worker's
+ * result table with what real PostgreSQL printed (skip-locked-queue.expected.txt); nobody may
+ * ever wait. `afterStep` adds per-language checks.
+ */
+async function playSkipLockedAgainstPostgres(
+  ctx: FlowContext,
+  afterStep: (cursor: number) => Promise<void> = async () => undefined,
+): Promise<void> {
+  const expected = expectedSteps('skip-locked-queue');
+  const items = scriptItems('skip-locked-queue');
+  assert(expected.length === items.length, `expected.txt has ${expected.length} steps, the lesson ${items.length}`);
+  const [, total] = await ctx.position();
+  assert(total === items.length, `script length ${total} ≠ ${items.length} non-predict items in the YAML`);
+  const mismatches: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const cursor = await ctx.next();
+    const exp = expected[i];
+    const session = items[i].session!;
+    assert(
+      exp.name.toUpperCase().startsWith(`${session}_`),
+      `step ${cursor}: expected.txt step ${exp.name} does not belong to session ${session}`,
+    );
+    const pane = await ctx.paneView(session);
+    const shown = pane.tables.flat().map((r) => r.map((c) => c.trim()));
+    if (JSON.stringify(shown) !== JSON.stringify(exp.rows))
+      mismatches.push(`step ${cursor} (${exp.name}): UI ${JSON.stringify(shown)} ≠ PostgreSQL ${JSON.stringify(exp.rows)}`);
+    const states = await ctx.states();
+    assert(!Object.values(states).includes('waiting'), `step ${cursor}: someone waits under SKIP LOCKED: ${JSON.stringify(states)}`);
+    await afterStep(cursor);
+  }
+  assert(mismatches.length === 0, `result tables differ from skip-locked-queue.expected.txt:\n${mismatches.join('\n')}`);
+  // The end state: W3's last SKIP LOCKED listing (jobs 3 and 5), W1 and W2 committed.
+  const w3 = await ctx.paneView('W3');
+  assert(JSON.stringify(w3.tables.flat()) === JSON.stringify([['3'], ['5']]), `W3 at the end shows ${JSON.stringify(w3.tables)}`);
+}
+
 const skipLocked: Flow = {
   name: 'skip-locked-queue',
   title: 'every worker result equals what real PostgreSQL returned; nobody waits',
   async run(ctx) {
-    const expected = expectedSteps('skip-locked-queue');
-    const items = scriptItems('skip-locked-queue');
-    assert(expected.length === items.length, `expected.txt has ${expected.length} steps, the lesson ${items.length}`);
     await ctx.openLesson('skip-locked-queue');
-    const mismatches: string[] = [];
-    for (let i = 0; i < items.length; i++) {
-      const cursor = await ctx.next();
-      const exp = expected[i];
-      const session = items[i].session!;
-      assert(
-        exp.name.toUpperCase().startsWith(`${session}_`),
-        `step ${cursor}: expected.txt step ${exp.name} does not belong to session ${session}`,
-      );
-      const pane = await ctx.paneView(session);
-      const shown = pane.tables.flat().map((r) => r.map((c) => c.trim()));
-      if (JSON.stringify(shown) !== JSON.stringify(exp.rows))
-        mismatches.push(`step ${cursor} (${exp.name}): UI ${JSON.stringify(shown)} ≠ PostgreSQL ${JSON.stringify(exp.rows)}`);
-      const states = await ctx.states();
-      assert(!Object.values(states).includes('waiting'), `step ${cursor}: someone waits under SKIP LOCKED: ${JSON.stringify(states)}`);
-    }
-    assert(mismatches.length === 0, `result tables differ from skip-locked-queue.expected.txt:\n${mismatches.join('\n')}`);
-    // The end state: W3's last SKIP LOCKED listing (jobs 3 and 5), W1 and W2 committed.
-    const w3 = await ctx.paneView('W3');
-    assert(JSON.stringify(w3.tables.flat()) === JSON.stringify([['3'], ['5']]), `W3 at the end shows ${JSON.stringify(w3.tables)}`);
+    await playSkipLockedAgainstPostgres(ctx);
+    await ctx.shot();
+  },
+};
+
+const skipLockedRu: Flow = {
+  name: 'skip-locked-queue-ru',
+  title: 'RU: Russian narration and predicts through the whole lesson; results equal real PostgreSQL',
+  async run(ctx) {
+    const id = 'skip-locked-queue';
+    const lesson = lessonYaml(id);
+    const items = scriptItems(id);
+    const checkpoints = predicts(id);
+    await ctx.openLesson(id);
+    await ctx.byTestId('lang-switch').selectOption('ru');
+    await waitFor(async () => (await ctx.page.evaluate(() => document.documentElement.lang)) === 'ru', '<html lang> did not become "ru"');
+    const textOf = async (sel: string) => norm((await ctx.page.locator(sel).first().textContent()) ?? '');
+    const expectText = async (sel: string, text: string, what: string) => {
+      const got = await textOf(sel);
+      assert(got.includes(text), `${what}: expected "${text}", got "${got}"`);
+    };
+    await expectText('.player h2', lesson.title.ru, 'lesson title');
+    await expectText('[data-testid="step-next"]', 'Следующий шаг', 'next button');
+    await expectText('[data-testid="step-position"]', 'Шаг 0 из', 'step counter');
+    await expectText(
+      '[data-testid="narration"] [data-testid="narration-text"]',
+      norm(lesson.summary.ru),
+      'lesson summary in the narration panel',
+    );
+    // Answer every predict checkpoint right, recognising it by its Russian question.
+    ctx.predictPolicy = (_key, question) => {
+      const p = checkpoints.find((x) => norm(x.question.ru) === question);
+      assert(p, `predict question «${question}» is not the Russian text of one of the lesson's checkpoints`);
+      return p.answer;
+    };
+    const problems: string[] = [];
+    let answered = 0;
+    await playSkipLockedAgainstPostgres(ctx, async (cursor) => {
+      const panel = ctx.byTestId('narration');
+      const shownCursor = await panel.getAttribute('data-cursor');
+      const done = items[cursor - 1].narration;
+      assert(done, `skip-locked-queue.yaml step ${cursor} has no narration`);
+      const shown = norm((await panel.getByTestId('narration-text').textContent()) ?? '');
+      if (shownCursor !== String(cursor)) problems.push(`step ${cursor}: narration panel at data-cursor=${shownCursor}`);
+      else if (shown !== norm(done.ru))
+        problems.push(`step ${cursor}: expected «${norm(done.ru).slice(0, 60)}…», shown «${shown.slice(0, 60)}…»`);
+      const heading = norm((await panel.getByTestId('narration-step').textContent()) ?? '');
+      if (!heading.startsWith(`Шаг ${cursor}:`)) problems.push(`step ${cursor}: narration heading «${heading}»`);
+      // A checkpoint answered on the way to this step: the verdict and the Russian explanation.
+      if (ctx.predicts.length > answered) {
+        answered = ctx.predicts.length;
+        const p = checkpoints[answered - 1];
+        const verdict = await ctx.byTestId('predict-result').getAttribute('data-verdict');
+        assert(verdict === 'right', `step ${cursor}: predict-result verdict "${verdict}" after the right answer`);
+        const expl = norm((await ctx.byTestId('predict-explanation').textContent()) ?? '');
+        assert(
+          expl === norm(p.explanation.ru),
+          `step ${cursor}: predict explanation «${expl.slice(0, 60)}…» is not the YAML's Russian text`,
+        );
+      }
+      if (cursor === 8) await ctx.shot('listing'); // W3's SKIP LOCKED listing: only 3 and 5
+    });
+    assert(
+      answered === checkpoints.length && ctx.predicts.every((p, i) => p.choice === checkpoints[i].answer),
+      `expected to answer all ${checkpoints.length} checkpoints right, answered ${JSON.stringify(ctx.predicts)}`,
+    );
+    assert(problems.length === 0, `the Russian narration is not shown in [data-testid=narration]: ${problems.slice(0, 3).join('; ')}`);
+    await expectText('[data-testid="narration"] [data-testid="narration-finished"]', 'Конец урока.', 'end of lesson in the narration');
+    await expectText('[data-testid="step-position"]', `Шаг ${items.length} из ${items.length}`, 'step counter at the end');
+    const body = await ctx.page.locator('body').innerText();
+    for (const en of ['Next step', 'Previous step', 'Wait-for graph', 'Server log'])
+      assert(!body.includes(en), `English UI text "${en}" still shown in Russian mode`);
     await ctx.shot();
   },
 };
@@ -952,8 +1130,10 @@ export const FLOWS: Flow[] = [
   home,
   classicDeadlock,
   classicDeadlockRu,
+  dataViewMvcc,
   nowait,
   skipLocked,
+  skipLockedRu,
   undo,
   watchdog,
   hostile,

@@ -75,11 +75,19 @@ export function parseLockSample(rows: (string | null)[][], relations: ReadonlyMa
 }
 
 /** User tables and indexes by OID. */
-export async function readRelations(ex: PgliteExecutor): Promise<Map<number, RelationInfo>> {
-  const rows = await ex.must(`SELECT c.oid::int, c.relname, c.relkind, coalesce(t.relname, c.relname)
+/** User tables and indexes (prepared once). */
+export const RELATIONS_DEF = `SELECT c.oid::int, c.relname, c.relkind, coalesce(t.relname, c.relname)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
-WHERE c.relkind IN ('r', 'p', 'i', 'I') AND ${USER_NS}`);
+WHERE c.relkind IN ('r', 'p', 'i', 'I') AND ${USER_NS}`;
+
+/** User tables and indexes by OID. */
+export async function readRelations(ex: PgliteExecutor): Promise<Map<number, RelationInfo>> {
+  return parseRelations(await ex.must('EXECUTE lockstep_relations'));
+}
+
+/** Parses RELATIONS_DEF rows. */
+export function parseRelations(rows: (string | null)[][]): Map<number, RelationInfo> {
   return new Map(rows.map(([oid, name, kind, table]) => [Number(oid), { name: name!, isIndex: kind === 'i' || kind === 'I', table: table! }]));
 }
 
@@ -155,15 +163,23 @@ function strongest(a: RowLockMode, b: RowLockMode): RowLockMode {
 }
 
 /** Reads user tables, their columns and unique indexes (plain-column ones). */
-export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
-  const rows = await ex.must(`SELECT c.oid::int, c.relname,
+/** User tables, their columns and unique indexes (prepared once: see PgliteExecutor.create). */
+export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
   (SELECT string_agg(ic.relname || ':' || (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum), ';')
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`);
+WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
+
+/** Reads user tables, their columns and unique indexes (plain-column ones). */
+export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
+  return parseCatalog(await ex.must('EXECUTE lockstep_catalog'));
+}
+
+/** Parses CATALOG_DEF rows. */
+export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
   return rows.map(([oid, name, cols, wcols, idx]) => ({
     oid: Number(oid),
     name: name!,

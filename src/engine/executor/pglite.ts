@@ -10,7 +10,7 @@ import { PGlite, protocol } from '@electric-sql/pglite';
 import { pageinspect } from '@electric-sql/pglite/contrib/pageinspect';
 import type { PgMessage, StatementResult } from '../../scenario/types';
 import { SHADOW_DDL } from '../diagnostics';
-import { LOCK_SAMPLE_DEF, tupleScanSql } from './footprint';
+import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA } from './names';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA };
@@ -175,8 +175,17 @@ export class PgliteExecutor {
    * The footprint queries run around every statement: prepared once, so each dry run skips
    * parsing and planning them (measured: 3.5 ms → 0.7 ms per dry run).
    */
+  /** The server defaults of the settings the engine models (what a new session starts with). */
+  defaultGucs: (string | null)[][] = [];
+
   private async prepareStatements(): Promise<void> {
-    await this.must(`PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')}`);
+    await this.must(
+      `PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')};
+       PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
+       PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
+         WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation')`,
+    );
+    this.defaultGucs = await this.must('EXECUTE lockstep_gucs');
   }
 
   /** Drops every user object so the next scenario starts clean (like a fresh database). */
