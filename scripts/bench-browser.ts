@@ -13,7 +13,7 @@
  *  - jsGzipKB: every dist/**\/*.js gzipped (zlib level 9) and summed, i.e. everything JS the build
  *    ships, main thread and workers; PGlite's wasm/data and libpg-query's wasm excluded.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { writeFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, preview, type PreviewServer } from 'vite';
@@ -171,8 +171,15 @@ async function stepLatencies(browser: Browser, baseUrl: string): Promise<number[
 /** Builds the app, serves it, measures. Throws when Chromium is missing. */
 export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<BrowserFigures> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
-  if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html')))
+  if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html'))) {
+    // The app imports the prebuilt data directory (what `npm run build` makes in prebuild).
+    if (!existsSync(join(ROOT, 'src/worker/pgdata.tgz'))) {
+      const { PgliteExecutor } = await import('../src/engine/executor/pglite');
+      const dump = await PgliteExecutor.dumpFresh();
+      writeFileSync(join(ROOT, 'src/worker/pgdata.tgz'), Buffer.from(await dump.arrayBuffer()));
+    }
     await build({ root: ROOT, configFile: join(ROOT, 'vite.config.ts'), logLevel: 'silent' });
+  }
   const js = jsGzip();
   let server: PreviewServer | null = null;
   let browser: Browser | null = null;

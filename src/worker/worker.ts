@@ -4,9 +4,10 @@
  */
 import './wasmShim';
 import { Host } from './host';
+import { createWorkerExecutor } from './datadir';
 import type { Request } from './protocol';
 
-const host = new Host();
+const host = new Host(createWorkerExecutor);
 
 self.onmessage = async (ev: MessageEvent<Request>) => {
   self.postMessage(await host.handle(ev.data));

@@ -81,22 +81,38 @@ function tryAdvisoryShadows(): string {
 export class PgliteExecutor {
   private constructor(private readonly db: PGlite) {}
 
-  /** Starts PGlite with what the engine needs: prepared transactions and pageinspect. */
-  static async create(): Promise<PgliteExecutor> {
+  /**
+   * Starts PGlite with what the engine needs: prepared transactions, pageinspect and the
+   * engine's own objects. With `dataDir` (a dump made by `dumpFresh`), it starts from that
+   * prebuilt cluster instead of running initdb: about 0.6 s instead of 2.9 s in Node.
+   */
+  static async create(opts: { dataDir?: Blob } = {}): Promise<PgliteExecutor> {
     const db = await PGlite.create({
       extensions: { pageinspect },
       postgresqlconf: ['max_prepared_transactions = 16'],
+      ...(opts.dataDir ? { loadDataDir: opts.dataDir } : {}),
     } as never);
     const ex = new PgliteExecutor(db);
-    const r = await ex.run(
-      `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
-       CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig tid NOT NULL, cur tid NOT NULL);
-       ${tryAdvisoryShadows()};
-       ${SHADOW_DDL}`,
-    );
-    if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
+    if (!opts.dataDir) {
+      const r = await ex.run(
+        `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
+         CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig tid NOT NULL, cur tid NOT NULL);
+         ${tryAdvisoryShadows()};
+         ${SHADOW_DDL}`,
+      );
+      if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
+    }
+    // Prepared statements belong to the session, not to the data directory.
     await ex.prepareStatements();
     return ex;
+  }
+
+  /** A gzipped data directory with the engine's objects installed, for `create({ dataDir })`. */
+  static async dumpFresh(): Promise<Blob> {
+    const ex = await PgliteExecutor.create();
+    const dump = await ex.db.dumpDataDir('gzip');
+    await ex.close();
+    return dump;
   }
 
   /** Sends one simple Query message; never throws for SQL errors. */

@@ -3,6 +3,7 @@
  * progress and results, and stops between statements when asked to cancel.
  */
 import '../../worker/wasmShim';
+import { createWorkerExecutor } from '../../worker/datadir';
 import { PgliteExecutor } from '../../engine/executor/pglite';
 import { runLab } from '../../retrylab/runner';
 import type { RetryReply, RetryRequest } from './protocol';
@@ -22,7 +23,7 @@ self.onmessage = async (ev: MessageEvent<RetryRequest>) => {
   const { runId, configs } = msg;
   const signal = { get aborted() { return cancelled.has(runId); } };
   try {
-    executor ??= PgliteExecutor.create();
+    executor ??= createWorkerExecutor();
     const ex = await executor;
     for (let index = 0; index < configs.length && !signal.aborted; index++) {
       const result = await runLab(configs[index], {
