@@ -83,8 +83,6 @@ interface Txn {
   originOf: Map<string, TupleId>;
   /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
   snapshot?: string;
-  /** Tuples this transaction updated or deleted (committed versions), for RR serialization checks. */
-  modified: Map<string, 'update' | 'delete'>;
 }
 
 type PlanItem =
@@ -494,7 +492,6 @@ export class Engine {
       insertedKeys: [],
       sets: [],
       localSets: [],
-      modified: new Map(),
       originOf: new Map(),
     };
     this.lm.acquire(s.proc, { type: 'virtualxid', vxid: s.txn.vxid }, 'ExclusiveLock');
@@ -600,7 +597,6 @@ export class Engine {
     txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
     this.rows.release(s.name, depth);
     this.queueResumes(woken);
-    this.wakeKeyWaiters(s);
   }
 
   /** Commits for real in PGlite; returns an error if COMMIT fails. */
@@ -686,13 +682,10 @@ export class Engine {
     const hadSets = txn.sets.length + txn.localSets.length > 0;
     s.txn = null;
     await this.maybeUnpin();
-    this.lastEnded.set(s.name, { committed, modified: txn.modified });
     this.queueResumes(woken);
-    this.wakeKeyWaiters(s);
     if (hadSets) await this.refreshSessionGucs(s);
   }
 
-  private lastEnded = new Map<string, { committed: boolean; modified: Map<string, 'update' | 'delete'> }>();
 
   /** An error inside a transaction: PostgreSQL aborts at once and releases the locks. */
   private abortTxnState(s: Sess, keepBlock: boolean): void {
@@ -715,10 +708,8 @@ export class Engine {
     this.rows.release(s.name);
     txn.insertedKeys = [];
     txn.aborted = true;
-    this.lastEnded.set(s.name, { committed: false, modified: txn.modified });
     txn.xid = null;
     this.queueResumes(woken);
-    this.wakeKeyWaiters(s);
     if (txn.implicit || !keepBlock) {
       this.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock');
       s.txn = null;
@@ -984,7 +975,6 @@ export class Engine {
       // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
       if (order) others.sort((a, b) => a.xid - b.xid);
       plan = this.buildPlan(st, before, after, others);
-      for (const t of others) if (t.mode === 'Update' || t.mode === 'NoKeyUpdate') txn.modified.set(tupleKeyOf(t), t.newCtid ? 'update' : 'delete');
       if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan);
     }
     const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0;
@@ -1082,7 +1072,10 @@ export class Engine {
     const snap = this.snapshot();
     const live = new Set([...this.sessions.values()].filter((x) => !x.terminated).map((x) => x.name));
     const blocking: Record<string, string[]> = {};
-    for (const e of this.lm.waitEdges()) (blocking[e.from] ??= []).includes(e.to) || blocking[e.from].push(e.to);
+    for (const e of this.lm.waitEdges()) {
+      const list = (blocking[e.from] ??= []);
+      if (!list.includes(e.to)) list.push(e.to);
+    }
     return {
       sessions: snap.sessions.filter((x) => live.has(x.name)),
       me: me.name,
@@ -1426,9 +1419,6 @@ export class Engine {
     for (const p of procs) if (!this.resumeQueue.includes(p)) this.resumeQueue.push(p);
   }
 
-  /** A key's owner ended: sessions waiting on its xid are woken by the lock manager already. */
-  private wakeKeyWaiters(_s: Sess): void {}
-
   private async drainResumes(): Promise<void> {
     await this.maybeUnpin();
     while (this.resumeQueue.length) {
@@ -1452,16 +1442,8 @@ export class Engine {
     if (w.tag.type === 'transactionid') {
       // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
       this.lm.release(s.proc, w.tag, 'ShareLock');
-      const ended = w.holder ? this.lastEnded.get(w.holder) : undefined;
-      if (w.tuple && ended?.committed && txn.isolation !== 'read committed') {
-        const how = ended.modified.get(tupleKeyOf(w.tuple));
-        if (how) {
-          step.error = how === 'delete' ? PG.serializationDelete() : PG.serializationUpdate();
-          this.failWaitingStep(s);
-          await this.endOfStep(s);
-          return;
-        }
-      }
+      // Under REPEATABLE READ the re-run imports the transaction's snapshot, so PostgreSQL itself
+      // reports 40001 ("concurrent update" / "concurrent delete") for a row changed meanwhile.
     } else if (w.tag.type !== 'tuple') {
       txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
     } else {
@@ -1837,9 +1819,6 @@ function sameTag(a: LockTag, b: LockTag): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function tupleKeyOf(t: { oid: number; block: number; offset: number }): string {
-  return `${t.oid}:${t.block}:${t.offset}`;
-}
 
 function fmtTime(ms: number): string {
   const s = Math.floor(ms / 1000);

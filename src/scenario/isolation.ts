@@ -374,7 +374,7 @@ export function printResultSet(r: StatementResult): string {
 
 /** fe-print.c do_field's numeric test: digits . E e space -, not starting with E/e, ending in a digit. */
 function looksNumeric(v: string): boolean {
-  if (!/^[0-9.Ee \-]*$/.test(v)) return false;
+  if (!/^[0-9.Ee -]*$/.test(v)) return false;
   if (v[0] === 'E' || v[0] === 'e') return false;
   return /[0-9]$/.test(v);
 }

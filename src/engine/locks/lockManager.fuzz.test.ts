@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { applyLockOp, LockManager, tagKey } from './lockManager';
 import type { DeadlockReport, LockOp, LockOpResult } from './lockManager';
 import { conflicts, TABLE_LOCK_MODES } from './modes';
-import type { LockMode, LockTag, ProcId, Xid } from './types';
+import type { LockTag, ProcId, Xid } from './types';
 
 /** Numerical Recipes' 32-bit LCG: deterministic and good enough to pick operations. */
 function lcg(seed: number): () => number {
