@@ -1090,6 +1090,9 @@ export class Engine {
   }
 
   /** This replay's own versions: "rel:current ctid" → the ctid they were recorded under. */
+  private versionSeq = 0;
+  private readonly versionIds = new Map<string, string>();
+
   private async ctidBackMap(): Promise<Map<string, string>> {
     const back = new Map<string, string>();
     for (const [rel, orig, cur] of await this.ex.must(`SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`)) back.set(`${rel}:${cur}`, orig!);
@@ -1108,6 +1111,15 @@ export class Engine {
       const ctid = `(${t.block},${t.offset})`;
       return { rel: t.oid, relation: t.relation, ctid: t.own ? (back.get(`${t.oid}:${ctid}`) ?? ctid) : ctid, own: t.own };
     };
+    // Every version the statement created gets a version id: ctids of own versions are not stable
+    // between replays (line pointers freed by VACUUM or pruning are reused).
+    const idOf = (oid: number, ctid: string) => {
+      const k = `${oid}:${ctid}`;
+      let id = this.versionIds.get(k);
+      if (!id) this.versionIds.set(k, (id = `v${++this.versionSeq}`));
+      return id;
+    };
+    this.versionIds.clear();
     // Values of every version the statement created.
     const values = new Map<string, (string | null)[]>();
     const cols = new Map<number, string[]>();
@@ -1128,14 +1140,14 @@ export class Engine {
           const v = values.get(k);
           if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
           updatedNew.add(k);
-          ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: t.newCtid });
+          ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
         } else ops.push({ op: 'delete', target: ref(t) });
       } else ops.push({ op: 'lock', target: ref(t), mode: t.mode });
     }
     for (const c of created) {
       const k = `${c.oid}:${c.ctid}`;
       if (updatedNew.has(k)) continue;
-      ops.push({ op: 'insert', rel: c.oid, relation: c.relation, columns: cols.get(c.oid)!, values: values.get(k)!, newCtid: c.ctid });
+      ops.push({ op: 'insert', rel: c.oid, relation: c.relation, columns: cols.get(c.oid)!, values: values.get(k)!, newCtid: idOf(c.oid, c.ctid) });
     }
     for (const p of plan) if (p.kind === 'adv') ops.push({ op: 'advisory', tag: p.tag, mode: p.mode });
     return ops;
@@ -1153,7 +1165,6 @@ export class Engine {
       .filter((r) => !had.has(`${r.oid}/${r.mode}`))
       .sort((a, b) => Number(a.isIndex) - Number(b.isIndex) || rank(a.table) - rank(b.table) || a.oid - b.oid);
     const plan: PlanItem[] = rels.map((r) => ({ kind: 'rel', tag: { type: 'relation', relation: r.name, oid: r.oid }, mode: r.mode, name: r.name }));
-    for (const t of touched) plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
     const hadAdv = new Map<string, number>();
     for (const a of before.advisory) hadAdv.set(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`, (hadAdv.get(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`) ?? 0) + 1);
     for (const a of after.advisory) {
@@ -1165,6 +1176,9 @@ export class Engine {
       }
       plan.push({ kind: 'adv', tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode, sessionLevel: false });
     }
+    // Advisory locks taken by functions in the WHERE clause or target list are evaluated while the
+    // scan finds a row, before that row is locked (isolation spec tuplelock-update relies on it).
+    for (const t of touched) plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
     return plan;
   }
 
@@ -1744,7 +1758,7 @@ function applyImages(base: TableSnapshot[], catalog: CatalogTable[], log: LogEnt
       const t = byOid(op.op === 'insert' ? op.rel : op.target.rel);
       if (!t) continue;
       if (op.op === 'insert') {
-        const row: RowSnapshot = { ctid: op.newCtid, values: t.columns.map(() => null), lockers: [] };
+        const row: RowSnapshot = { ctid: '', values: t.columns.map(() => null), lockers: [] };
         setValues(t, row, op.columns, op.values);
         t.rows.push(row);
         own.set(`${op.rel}:${op.newCtid}`, row);
@@ -1755,7 +1769,7 @@ function applyImages(base: TableSnapshot[], catalog: CatalogTable[], log: LogEnt
       if (op.op === 'delete') t.rows = t.rows.filter((r) => r !== row);
       else {
         setValues(t, row, op.columns, op.values);
-        row.ctid = op.newCtid;
+        row.ctid = '';
         own.set(`${op.target.rel}:${op.newCtid}`, row);
       }
     }

@@ -14,7 +14,7 @@ import { ROW_LOCK_SQL } from './locks/modes';
 import type { LockMode, LockTag, RowLockMode } from './locks/types';
 import { CTID_MAP } from './executor/names';
 
-/** A tuple: a committed version (stable ctid) or one of the session's own versions (by recorded ctid). */
+/** A tuple: a committed version (`ctid` is its ctid) or one of the session's own versions (`ctid` holds its version id). */
 export interface TupleRef {
   rel: number;
   relation: string;

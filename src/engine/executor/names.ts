@@ -6,5 +6,5 @@ export const INTERNAL_SCHEMA = 'lockstep';
 export const SHADOW_SCHEMA = 'lockstep_shadow';
 /** Other sessions' advisory locks, filled inside a dry run (rolled back with it). */
 export const OTHERS_ADVISORY = `${INTERNAL_SCHEMA}.others_advisory`;
-/** Where row-image replay registers the ctids of the versions a session created (see images.ts). */
+/** Where row-image replay registers the current ctids of the versions a session created, under their version ids (see images.ts). */
 export const CTID_MAP = `${INTERNAL_SCHEMA}.ctid_map`;

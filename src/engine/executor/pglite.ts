@@ -96,7 +96,7 @@ export class PgliteExecutor {
     if (!opts.dataDir) {
       const r = await ex.run(
         `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
-         CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig tid NOT NULL, cur tid NOT NULL);
+         CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig text NOT NULL, cur tid NOT NULL);
          ${tryAdvisoryShadows()};
          ${SHADOW_DDL}`,
       );
