@@ -16,6 +16,7 @@
  * The model is deliberately conservative; it is not the engine, and a schedule it mispredicts
  * is still a valid test (the oracle is real PostgreSQL), only possibly a slow one.
  */
+import { createRng } from '../../src/retrylab/prng';
 import type { Spec, SpecSession, SpecStep } from '../../src/scenario/types';
 
 /** A feature of the statement pool; each generated statement carries one tag. */
@@ -81,17 +82,8 @@ export const TIE_MARGIN_MS = 200;
 /** Schedules longer than this on the virtual clock are rejected (they cost real time in CI). */
 export const MAX_VIRTUAL_MS = 4000;
 
-/** mulberry32: a tiny seeded PRNG. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: a tiny seeded PRNG (the same one the retry lab uses). */
+export const mulberry32 = createRng;
 
 class Rng {
   private readonly next: () => number;
