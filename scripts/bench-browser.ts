@@ -16,12 +16,11 @@
 import { writeFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build, preview, type PreviewServer } from 'vite';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { build, type PreviewServer } from 'vite';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, ROOT, launchChromium, previewDist } from '../tests/e2e/browser';
 
-const ROOT = join(new URL('.', import.meta.url).pathname, '..');
 const DIST = join(ROOT, 'dist');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const COLD_RUNS = 5;
 
 export const BROWSER_TARGETS = { coldStartMs: 1500, stepP95Ms: 16, jsGzipKB: 250 } as const;
@@ -39,7 +38,8 @@ export interface BrowserFigures {
   jsFiles: { file: string; gzipKB: number }[];
 }
 
-function quantile(xs: number[], q: number): number {
+/** The q-quantile of xs (linear interpolation between closest ranks). */
+export function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   if (s.length === 0) return NaN;
   const pos = (s.length - 1) * q;
@@ -182,28 +182,11 @@ export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<Br
   }
   const js = jsGzip();
   let server: PreviewServer | null = null;
+  let baseUrl: string;
   let browser: Browser | null = null;
   try {
-    server = await preview({
-      root: ROOT,
-      configFile: join(ROOT, 'vite.config.ts'),
-      logLevel: 'silent',
-      preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false },
-    });
-    const baseUrl = server.resolvedUrls?.local[0];
-    if (!baseUrl) throw new Error('vite preview did not report a URL');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    ({ server, baseUrl } = await previewDist());
+    browser = await launchChromium();
     const cold: [number, number][] = [];
     for (let i = 0; i < COLD_RUNS; i++) cold.push(await coldStart(browser, baseUrl));
     const steps = await stepLatencies(browser, baseUrl);

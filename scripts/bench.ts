@@ -27,7 +27,7 @@ import type { PollResult, SessionDriver, SetupOutput, Spec } from '../src/scenar
 import { runLab } from '../src/retrylab/runner';
 import { parseLabArgs } from '../src/retrylab/args';
 import type { LabResult } from '../src/retrylab/types';
-import { BROWSER_TARGETS, browserBench } from './bench-browser';
+import { BROWSER_TARGETS, browserBench, quantile } from './bench-browser';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
 
@@ -62,13 +62,6 @@ class TimingDriver implements SessionDriver {
   }
 }
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const pos = (s.length - 1) * q;
-  const lo = Math.floor(pos);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
-}
 
 /** Plays every spec (all permutations) on a driver; returns wall time and failures. */
 async function playCorpus(specs: { file: string; spec: Spec }[], driver: SessionDriver): Promise<{ ms: number; failures: string[] }> {

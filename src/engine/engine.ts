@@ -23,7 +23,7 @@ import {
 import { PG, xactWaitContext } from './messages';
 import { restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
-import { ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
+import { advisorySql, ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
 import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
@@ -88,7 +88,7 @@ interface Txn {
 type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
-  | { kind: 'key'; index: string; key: string; mustExist: boolean }
+  | { kind: 'key'; index: string; key: string }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 
 interface Wait {
@@ -110,8 +110,6 @@ interface RunningStep {
   results: StatementResult[];
   notices: PgMessage[];
   startedMs: number;
-  /** The step opened an implicit transaction block. */
-  implicit: boolean;
   wait?: Wait;
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
@@ -258,7 +256,7 @@ export class Engine {
   private async maybeVacuum(): Promise<void> {
     if (++this.commitsSinceVacuum < 20) return;
     this.commitsSinceVacuum = 0;
-    const tables = this.catalog.map((c) => quoteIdent(c.name));
+    const tables = this.catalog.map((c) => ident(c.name));
     if (tables.length) await this.ex.run(`VACUUM ${tables.join(', ')}`);
   }
 
@@ -296,7 +294,6 @@ export class Engine {
       results: [],
       notices: [],
       startedMs: this.clock,
-      implicit: false,
       tupleLocks: [],
       done: false,
     };
@@ -439,7 +436,6 @@ export class Engine {
     // Any other statement runs inside a transaction: open an implicit block if none is open.
     if (!s.txn) {
       this.beginTxn(s, true);
-      step.implicit = true;
     }
     if (cls.kind === 'sleep') {
       step.sleepUntil = this.clock + Math.max(0, cls.seconds * 1000);
@@ -505,7 +501,6 @@ export class Engine {
           step.notices.push(PG.warning('25001', 'there is already a transaction in progress'));
         } else if (s.txn?.implicit) {
           s.txn.implicit = false;
-          step.implicit = false;
           if (ctl.isolation) s.txn.isolation = ctl.isolation as IsolationLevel;
         } else this.beginTxn(s, false, ctl.isolation);
         step.results.push({ command: ctl.command });
@@ -541,7 +536,7 @@ export class Engine {
           return 'error';
         }
         s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
-        s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'SAVEPOINT' });
+        s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${ident(ctl.name)}`, command: 'SAVEPOINT' });
         step.results.push({ command: 'SAVEPOINT' });
         return 'ok';
       }
@@ -567,7 +562,7 @@ export class Engine {
           this.releaseDepth(s, depth);
         } else {
           s.txn.savepoints.length = i;
-          s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${quoteIdent(ctl.name)}`, command: 'RELEASE' });
+          s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${ident(ctl.name)}`, command: 'RELEASE' });
           for (const h of s.txn.held) if (h.depth > i) h.depth = i;
           for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
           for (const k of s.txn.insertedKeys) if (k.depth > i) k.depth = i;
@@ -899,7 +894,7 @@ export class Engine {
 
   private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
     const txn = s.txn!;
-    const advisoryPrefix = s.sessionAdvisory.map((a) => advisoryLockSql(a.tag, a.mode) + ';\n').join('');
+    const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
     const replay = replaySql(txn.log);
     const begin = await this.beginSql(s, true);
     const shadow = this.shadowSql(s, st);
@@ -994,7 +989,7 @@ export class Engine {
       }
       ops = ops.filter((o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)));
     }
-    for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, mustExist: false });
+    for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key });
     let entry: LogEntry | null = null;
     if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
       const command = raw.results.at(-1)?.command ?? '';
@@ -1127,8 +1122,8 @@ export class Engine {
       const cat = this.catalog.find((c) => c.name === table);
       if (!cat) throw new EngineInternalError(`no catalog entry for table ${table}`);
       cols.set(cat.oid, cat.writable);
-      const sel = cat.writable.map((c) => `${quoteIdent(c)}::text`).join(', ');
-      const rows = await this.ex.must(`SELECT ctid::text, ${sel} FROM ${quoteIdent(table)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`);
+      const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
+      const rows = await this.ex.must(`SELECT ctid::text, ${sel} FROM ${ident(table)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`);
       for (const r of rows) values.set(`${cat.oid}:${r[0]}`, r.slice(1));
     }
     const ops: ImageOp[] = [];
@@ -1595,7 +1590,7 @@ export class Engine {
    * now (its own uncommitted changes, and — under REPEATABLE READ — its snapshot).
    */
   async refreshTables(): Promise<void> {
-    const selects = this.catalog.map((t) => `SELECT ctid::text AS ctid, * FROM ${quoteIdent(t.name)} ORDER BY ctid LIMIT 200`);
+    const selects = this.catalog.map((t) => `SELECT ctid::text AS ctid, * FROM ${ident(t.name)} ORDER BY ctid LIMIT 200`);
     if (!selects.length) {
       this.tables = [];
       this.views = {};
@@ -1798,15 +1793,7 @@ function markCycles(edges: WaitEdge[]): void {
 
 const ADVISORY_SESSION_SQL = `SELECT classid::int, objid::int, objsubid::int, mode FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() AND granted`;
 
-function advisoryLockSql(tag: LockTag & { type: 'advisory' }, mode: LockMode): string {
-  const shared = mode === 'ShareLock' ? '_shared' : '';
-  if (tag.field4 === 2) return `SELECT pg_catalog.pg_advisory_lock${shared}(${tag.key1 | 0}, ${tag.key2 | 0})`;
-  const key = (BigInt(tag.key1 >>> 0) << 32n) | BigInt(tag.key2 >>> 0);
-  const signed = BigInt.asIntN(64, key);
-  return `SELECT pg_catalog.pg_advisory_lock${shared}(${signed}::bigint)`;
-}
 
-const quoteIdent = ident;
 
 /** Statements whose effects are replayed as row images rather than as SQL text. */
 function recordsImage(st: ParsedStatement): boolean {

@@ -47,6 +47,14 @@ function lockClause(mode: RowLockMode): string {
   return mode === 'NoKeyUpdate' ? 'FOR NO KEY UPDATE' : mode === 'Update' ? 'FOR UPDATE' : ROW_LOCK_SQL[mode];
 }
 
+/** A call taking an advisory lock as pg_locks reported it (field4 1: one bigint key, 2: two int keys). */
+export function advisorySql(tag: LockTag & { type: 'advisory' }, mode: LockMode, level: 'session' | 'xact'): string {
+  const fn = `pg_catalog.pg_advisory${level === 'xact' ? '_xact' : ''}_lock${mode === 'ShareLock' ? '_shared' : ''}`;
+  if (tag.field4 === 2) return `SELECT ${fn}(${tag.key1 | 0}, ${tag.key2 | 0})`;
+  const key = BigInt.asIntN(64, (BigInt(tag.key1 >>> 0) << 32n) | BigInt(tag.key2 >>> 0));
+  return `SELECT ${fn}(${key}::bigint)`;
+}
+
 /** SQL of one op; every op returns exactly one row when it replays correctly. */
 export function opSql(op: ImageOp): string {
   switch (op.op) {
@@ -63,12 +71,8 @@ export function opSql(op: ImageOp): string {
       const vals = op.values.map(literal).join(', ');
       return `WITH i AS (INSERT INTO ${ident(op.relation)} (${cols}) OVERRIDING SYSTEM VALUE VALUES (${vals}) RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.rel}, '${op.newCtid}', ctid FROM i`;
     }
-    case 'advisory': {
-      const shared = op.mode === 'ShareLock' ? '_shared' : '';
-      if (op.tag.field4 === 2) return `SELECT pg_catalog.pg_advisory_xact_lock${shared}(${op.tag.key1 | 0}, ${op.tag.key2 | 0})`;
-      const key = BigInt.asIntN(64, (BigInt(op.tag.key1 >>> 0) << 32n) | BigInt(op.tag.key2 >>> 0));
-      return `SELECT pg_catalog.pg_advisory_xact_lock${shared}(${key}::bigint)`;
-    }
+    case 'advisory':
+      return advisorySql(op.tag, op.mode, 'xact');
   }
 }
 

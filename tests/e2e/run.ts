@@ -8,17 +8,15 @@
  * See docs/e2e.md.
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { preview, type PreviewServer } from 'vite';
-import { chromium, type Browser } from 'playwright-core';
+import { join } from 'node:path';
+import type { PreviewServer } from 'vite';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, ROOT, launchChromium, previewDist } from './browser';
 import { FLOWS } from './flows';
 import { FlowContext } from './harness';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = join(ROOT, 'dist');
 const OUT = join(ROOT, 'test-results', 'e2e');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLOW_TIMEOUT_MS = 120_000;
 
 function parseOnly(argv: string[]): Set<string> | null {
@@ -60,6 +58,7 @@ async function main(): Promise<number> {
   mkdirSync(OUT, { recursive: true });
 
   let server: PreviewServer | null = null;
+  let baseUrl: string;
   let browser: Browser | null = null;
   const stop = async () => {
     await browser?.close().catch(() => undefined);
@@ -80,27 +79,9 @@ async function main(): Promise<number> {
   let failed = 0;
   const suiteStart = Date.now();
   try {
-    server = await preview({
-      root: ROOT,
-      configFile: join(ROOT, 'vite.config.ts'),
-      logLevel: 'silent',
-      preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false },
-    });
-    const baseUrl = server.resolvedUrls?.local[0];
-    if (!baseUrl) throw new Error('vite preview did not report a URL');
+    ({ server, baseUrl } = await previewDist());
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     console.log(`e2e: ${flows.length} flows against ${baseUrl} (Chromium ${browser.version()})`);
 
     for (const flow of flows) {

@@ -9,15 +9,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { preview } from 'vite';
-import { chromium } from 'playwright-core';
+import { ROOT, launchChromium, previewDist } from './browser';
 import { assert, FlowContext, norm } from './harness';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = resolve(process.argv[2] ?? join(ROOT, 'docs', 'screenshot.png'));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const VIEWPORT = { width: 1440, height: 1160 };
 
 interface Checkpoint {
@@ -29,27 +25,9 @@ async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist', 'index.html'))) throw new Error('no dist/: run `npx vite build` first');
   const lesson = parseYaml(readFileSync(join(ROOT, 'lessons', 'classic-deadlock.yaml'), 'utf8')) as { steps: { predict?: Checkpoint }[] };
   const checkpoints = lesson.steps.flatMap((s) => (s.predict ? [s.predict] : []));
-  const server = await preview({
-    root: ROOT,
-    configFile: join(ROOT, 'vite.config.ts'),
-    logLevel: 'silent',
-    preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false },
-  });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const { server, baseUrl } = await previewDist();
+  const browser = await launchChromium();
   try {
-    const baseUrl = server.resolvedUrls?.local[0];
-    assert(baseUrl, 'vite preview did not report a URL');
     const context = await browser.newContext({ viewport: VIEWPORT, locale: 'en-US', colorScheme: 'light' });
     const ctx = await FlowContext.create(context, baseUrl, dirname(OUT), 'readme');
     ctx.predictPolicy = (_key, question) => checkpoints.find((c) => norm(c.question.en) === question)?.answer ?? null;
