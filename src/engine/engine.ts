@@ -8,6 +8,7 @@
 import { LockManager, deadlockDetail, describeLockTag, tupleLockMode } from './locks';
 import type { LockMode, LockTag, ProcId, RowLockMode, Xid } from './locks/types';
 import { PgliteExecutor, EngineInternalError, CTID_MAP, OTHERS_ADVISORY, SHADOW_SCHEMA, type RawResult } from './executor/pglite';
+import { INTERNAL_SCHEMA } from './executor/names';
 import {
   LOCK_SAMPLE_SQL,
   decodeTuples,
@@ -17,15 +18,17 @@ import {
   TUPLE_SCAN_SQL,
   type RelationInfo,
   uniqueKeysSql,
+  indexPagesSql,
   type CatalogTable,
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
 import { restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
-import { advisorySql, ident, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
+import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
+import { Ssi, SsiFailure, targetKey, type PredTarget, type SsiWrite, type Sxact } from './ssi';
 import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
 import type {
   EngineEvent,
@@ -83,6 +86,8 @@ interface Txn {
   originOf: Map<string, TupleId>;
   /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
   snapshot?: string;
+  /** SERIALIZABLE: the transaction's SSI state (from its first snapshot on). */
+  sx?: Sxact;
 }
 
 type PlanItem =
@@ -150,6 +155,8 @@ interface DryRun {
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
   /** What to append to the session's transaction log (null: nothing to replay). */
   entry: LogEntry | null;
+  /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
+  ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number };
 }
 
 /** Options for Engine.create. */
@@ -166,6 +173,7 @@ export class Engine {
   private readonly lm = new LockManager();
   private readonly rows = new RowLockTable();
   private readonly timers = new Timers();
+  private readonly ssi = new Ssi();
   private readonly sessions = new Map<string, Sess>();
   private clock = 0;
   private nextXid = FIRST_XID;
@@ -591,14 +599,26 @@ export class Engine {
     for (let i = depth - 1; i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
     txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
     this.rows.release(s.name, depth);
+    if (txn.sx) this.ssi.rollbackTo(txn.sx, depth);
     this.queueResumes(woken);
   }
 
   /** Commits for real in PGlite; returns an error if COMMIT fails. */
   private async commitTxn(s: Sess): Promise<PgMessage | undefined> {
     const txn = s.txn!;
+    // SERIALIZABLE: the dangerous-structure check at commit comes before anything is made durable.
+    let ssiCommit: (() => void) | undefined;
+    if (txn.sx) {
+      try {
+        ssiCommit = this.ssi.preCommit(txn.sx);
+      } catch (e) {
+        if (!(e instanceof SsiFailure)) throw e;
+        await this.endTxn(s, false);
+        return PG.serializationRw(e.reason);
+      }
+    }
     if (txn.log.length) {
-      const replay = replaySql(txn.log);
+      const replay = replaySql(txn.log, { replica: this.replayNeedsReplica(s) });
       const begin = await this.beginSql(s, false);
       const sql = `${begin.sql}${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`;
       const r = await this.ex.run(sql);
@@ -615,6 +635,7 @@ export class Engine {
       if (ddl) await this.refreshCatalog();
       await this.maybeVacuum();
     }
+    ssiCommit?.();
     await this.endTxn(s, true);
     return undefined;
   }
@@ -670,6 +691,7 @@ export class Engine {
     for (const x of txn.xidHolds) woken.push(...this.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
     woken.push(...this.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
     this.rows.release(s.name);
+    if (txn.sx) this.ssi.finish(txn.sx, committed, this.nextXid);
     if (committed) {
       s.sets.push(...txn.sets);
       this.event({ type: 'commit', atMs: this.clock, session: s.name });
@@ -702,6 +724,8 @@ export class Engine {
     for (const sp of txn.savepoints) sp.xid = undefined;
     this.rows.release(s.name);
     txn.insertedKeys = [];
+    // AbortTransaction releases the predicate locks at once (ReleasePredicateLocks).
+    if (txn.sx) this.ssi.finish(txn.sx, false, this.nextXid);
     txn.aborted = true;
     txn.xid = null;
     this.queueResumes(woken);
@@ -754,6 +778,29 @@ export class Engine {
     return all.map((x) => x + ';\n').join('');
   }
 
+  /**
+   * Whether replaying the session's row images needs session_replication_role = replica (so
+   * that triggers, foreign-key checks and rules do not fire a second time). Setting that GUC
+   * resets PostgreSQL's plan cache, so every prepared footprint query would be planned again in
+   * each dry run; without triggers or rules on the tables the images change (and no DDL or GUC of
+   * the session that could add or matter to them) the replay is the same without it.
+   */
+  private replayNeedsReplica(s: Sess): boolean {
+    if (/session_replication_role/i.test(this.gucSql(s))) return true;
+    for (const e of s.txn?.log ?? []) {
+      if (e.kind === 'sql') {
+        if (e.command !== 'SAVEPOINT' && e.command !== 'RELEASE') return true;
+        continue;
+      }
+      for (const op of e.ops) {
+        if (op.op === 'lock' || op.op === 'advisory') continue; // row locks and advisory locks fire nothing
+        const oid = op.op === 'insert' ? op.rel : op.target.rel;
+        if (this.catalog.find((c) => c.oid === oid)?.triggersOrRules !== false) return true;
+      }
+    }
+    return false;
+  }
+
   private gucCount(s: Sess): number {
     const t = s.txn;
     return s.sets.length + (t?.sets.length ?? 0) + (t?.localSets.length ?? 0);
@@ -784,10 +831,33 @@ export class Engine {
       const wait = dry.raw.error.sqlstate === '23505' ? await this.keyBlocker(s, dry.raw.error) : undefined;
       if (wait) this.currentXid(s);
       if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
+      // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
+      // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
+      if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
+        const page = await this.uniqueIndexPage(/unique constraint "((?:[^"]|"")+)"/.exec(dry.raw.error.message)?.[1]?.replace(/""/g, '"'));
+        if (page)
+          try {
+            this.ssi.write(s.txn.sx, [page], s.txn.savepoints.length, s.txn.xid);
+          } catch (e) {
+            return this.ssiError(s, e);
+          }
+      }
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
       this.abortTxnState(s, true);
       return 'error';
+    }
+    const sx = s.txn?.sx;
+    if (sx && dry.ssi) {
+      // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
+      const candidates = this.ssi.indexCandidates(sx, dry.ssi.scope);
+      const reached = candidates.length ? await this.indexReached(st, candidates) : undefined;
+      try {
+        this.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? await this.readsHeapPage(dry.ssi, reached) : true);
+        if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
+      } catch (e) {
+        return this.ssiError(s, e);
+      }
     }
     if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && this.hasRowConflicts(s, dry.plan)) {
       dry = await this.dryRun(s, st, true);
@@ -811,6 +881,15 @@ export class Engine {
     step.epq = undefined;
     // Granted: the statement joins the session's transaction.
     const txn = s.txn!;
+    if (sx && dry.ssi?.writes.length) {
+      // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
+      if (dry.assignsXid) this.currentXid(s);
+      try {
+        this.ssi.write(sx, dry.ssi.writes, txn.savepoints.length, txn.xid);
+      } catch (e) {
+        return this.ssiError(s, e);
+      }
+    }
     if (dry.entry) {
       txn.log.push(dry.entry);
       if (dry.entry.kind === 'image')
@@ -876,7 +955,7 @@ export class Engine {
         if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
         const gid = `lockstep_${o.index}`;
         const begin = await this.beginSql(o, false);
-        const r = await this.ex.run(`${begin.sql}${this.gucSql(o)}${replaySql(o.txn.log).sql}PREPARE TRANSACTION '${gid}'`);
+        const r = await this.ex.run(`${begin.sql}${this.gucSql(o)}${replaySql(o.txn.log, { replica: this.replayNeedsReplica(o) }).sql}PREPARE TRANSACTION '${gid}'`);
         if (r.error) {
           await this.ex.run('ROLLBACK');
           for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
@@ -895,28 +974,32 @@ export class Engine {
   private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
     const txn = s.txn!;
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
-    const replay = replaySql(txn.log);
+    const replay = replaySql(txn.log, { replica: this.replayNeedsReplica(s) });
     const begin = await this.beginSql(s, true);
     const shadow = this.shadowSql(s, st);
-    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}SAVEPOINT lockstep_q;\n${LOCK_SAMPLE_SQL}`;
-    const prefixCount = begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + 2;
+    // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
+    // transaction holds no lock the sample reads before the statement runs: it is not taken.
+    const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
+    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}SAVEPOINT lockstep_q${sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : ''}`;
+    const prefixCount = begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + (sampleBefore ? 2 : 1);
     // One round trip for the usual case: replay, the statement, and what it locked. A locking
     // SELECT runs row by row instead (runStatement).
     const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
-    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}` : prefix);
+    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}` : `${prefix};\n${cursorSql(st.sql)}`);
     const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
     }
     if (begin.exporting) txn.snapshot = this.ex.readExportedSnapshot(pre.results[1]!.rows![0][0]!);
+    if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) txn.sx = this.ssi.begin(s.name, this.snapshotXmin(s));
     try {
       this.verifyReplay(s, pre, begin.count + this.gucCount(s) + s.sessionAdvisory.length, replay.checks);
     } catch (e) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
       throw e;
     }
-    const before = parseLockSample(pre.results.at(-1)!.rows ?? [], this.relations);
+    const before = parseLockSample(sampleBefore ? (pre.results.at(-1)!.rows ?? []) : [], this.relations);
     let raw: RawResult;
     let order = false;
     let afterRows: (string | null)[][] | undefined;
@@ -927,12 +1010,13 @@ export class Engine {
       raw = all.error ? { results: [], error: all.error, notices } : { results: [all.results[prefixCount]], notices };
       afterRows = all.results[prefixCount + 1]?.rows;
       scanRows = all.results[prefixCount + 2]?.rows;
-    } else ({ raw, order } = await this.runStatement(st));
+    } else ({ raw, order, afterRows, scanRows } = await this.runStatement(st, all, prefixCount));
     let after: LockSample = before;
     let plan: PlanItem[] = [];
     const inserted: DryRun['inserted'] = [];
     let assignsXid = false;
     let ops: ImageOp[] = [];
+    let ssi: DryRun['ssi'];
     if (!raw.error) {
       if (!afterRows) {
         const a = await this.ex.run(`${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
@@ -947,11 +1031,12 @@ export class Engine {
       if (stmtXids.size) touched = await decodeTuples(this.ex, scanRows ?? [], stmtXids, ownXids);
       // Unique keys of the tuples this statement created (new row versions included).
       const byTable = groupBy(touched.inserted, (t) => t.relation);
+      await this.prefetch(st, byTable, touched.touched.some((t) => t.own));
       for (const [table, list] of byTable) {
         const cat = this.catalog.find((c) => c.name === table);
         const sql = cat && uniqueKeysSql(cat, list.map((t) => t.ctid));
         if (!sql) continue;
-        for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
+        for (const row of await this.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
       }
       const others = touched.touched.filter((t) => !t.own);
       // Changing its own new version of a committed row is, for everyone else, a change of that
@@ -971,8 +1056,21 @@ export class Engine {
       if (order) others.sort((a, b) => a.xid - b.xid);
       plan = this.buildPlan(st, before, after, others);
       if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan);
+      if (txn.sx) {
+        ssi = await this.ssiFootprint(before, after, touched);
+        // A doomed transaction fails at its first heap fetch: count the index entries its index
+        // scans returned (each leads to one), from this transaction's own statistics.
+        if (txn.sx.doomed) {
+          const idx = [...this.relations].filter(([, r]) => r.isIndex).map(([oid]) => oid);
+          const n = idx.length
+            ? await this.ex.must(`SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_tuples_returned(c)), 0)::int FROM pg_catalog.unnest('{${idx.join(',')}}'::oid[]) c`)
+            : [['0']];
+          ssi.indexEntriesRead = Number(n[0]?.[0] ?? 0);
+        }
+      }
     }
     const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0;
+    this.prefetched.clear();
     const end = await this.ex.run(`ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`);
     let sessionAdvisory: DryRun['sessionAdvisory'] = null;
     if (needSessionAdvisory) {
@@ -996,7 +1094,126 @@ export class Engine {
       if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
       else entry = { kind: 'sql', sql: st.sql, command };
     }
-    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry };
+    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry, ...(ssi ? { ssi } : {}) };
+  }
+
+  /**
+   * SERIALIZABLE: the statement's SIREAD targets (as PostgreSQL took them in the dry run; the
+   * ones already there before it ran came from replaying the session's own work) and its writes.
+   */
+  private async ssiFootprint(
+    before: LockSample,
+    after: LockSample,
+    touched: { touched: { oid: number; block: number; offset: number; mode: RowLockMode; own: boolean }[]; inserted: { oid: number; relation: string; ctid: string }[] },
+  ): Promise<NonNullable<DryRun['ssi']>> {
+    const had = new Set(before.predicate.map(targetKey));
+    const writes = new Map<string, SsiWrite>();
+    const add = (w: SsiWrite, key: string) => writes.set(key, w);
+    for (const t of touched.touched)
+      if (t.mode === 'NoKeyUpdate' || t.mode === 'Update')
+        if (t.own) add({ kind: 'relation', rel: t.oid }, `r${t.oid}`);
+        else add({ kind: 'tuple', rel: t.oid, block: t.block, offset: t.offset }, `t${t.oid}:${t.block}:${t.offset}`);
+    for (const t of touched.inserted) add({ kind: 'relation', rel: t.oid }, `r${t.oid}`);
+    if (touched.inserted.length) {
+      // Index entries: an index insert checks the leaf page it lands on, and a later reader whose
+      // index scan reaches the entry has a conflict out to this transaction.
+      const tables = new Set(touched.inserted.map((t) => t.relation));
+      const indexes = [...this.relations].filter(([, r]) => r.isIndex && tables.has(r.table)).map(([oid]) => oid);
+      const entries = indexes.length ? await this.ex.must(indexPagesSql(indexes, touched.inserted.map((t) => t.ctid))) : [];
+      // The rows behind the entries, to match them against a later reader's index condition.
+      const rows = new Map<string, string>();
+      for (const table of tables) {
+        const ctids = touched.inserted.filter((t) => t.relation === table).map((t) => `"${t.ctid}"`);
+        for (const [ctid, json] of await this.ex.must(`SELECT ctid::text, pg_catalog.row_to_json(t)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`))
+          rows.set(`${table}:${ctid}`, json!);
+      }
+      for (const [oid, blk, tid] of entries) {
+        const table = this.relations.get(Number(oid))!.table;
+        const json = rows.get(`${table}:${tid}`);
+        add({ kind: 'index', rel: Number(oid), block: Number(blk), ...(json ? { row: { table, json } } : {}) }, `i${oid}:${blk}:${tid}`);
+      }
+    }
+    return { scope: after.predicate, added: after.predicate.filter((t) => !had.has(targetKey(t))), writes: [...writes.values()] };
+  }
+
+  /**
+   * The leaf page a key of a unique index would go to. Exact while the index is a single leaf
+   * page (its root); for deeper indexes the root stands in (docs/engine.md).
+   */
+  private async uniqueIndexPage(index: string | undefined): Promise<SsiWrite | undefined> {
+    const oid = [...this.relations].find(([, r]) => r.isIndex && r.name === index)?.[0];
+    if (oid === undefined) return undefined;
+    const rows = await this.ex.run(`SELECT root FROM ${INTERNAL_SCHEMA}.bt_metap(${oid}::regclass::text)`);
+    const root = rows.results[0]?.rows?.[0]?.[0];
+    return root ? { kind: 'index', rel: oid, block: Number(root) } : { kind: 'relation', rel: oid };
+  }
+
+  /**
+   * Which of another transaction's index entries (on pages this statement's index scans locked)
+   * the scans reached: the plan's Index Cond for that index, evaluated on the entry's row. A
+   * condition that cannot be evaluated alone (joins, parameters, subplans) counts as reached, as
+   * does an index the plan does not show (a function's own queries): both err on PostgreSQL's
+   * side of a page-level conflict.
+   */
+  private async indexReached(st: ParsedStatement, candidates: (SsiWrite & { kind: 'index' })[]): Promise<Set<SsiWrite>> {
+    const reached = new Set<SsiWrite>();
+    const plan = await this.ex.run(`EXPLAIN (FORMAT JSON) ${st.sql}`);
+    const scans: { index: string; alias: string; cond?: string }[] = [];
+    const walk = (node: Record<string, unknown>, alias: string | undefined) => {
+      const a = (node['Alias'] as string | undefined) ?? alias;
+      if (typeof node['Index Name'] === 'string') scans.push({ index: node['Index Name'], alias: a ?? '', ...(typeof node['Index Cond'] === 'string' ? { cond: node['Index Cond'] } : {}) });
+      for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child, a);
+    };
+    const text = plan.results[0]?.rows?.[0]?.[0];
+    if (plan.error || !text) return new Set(candidates);
+    for (const top of JSON.parse(text) as { Plan: Record<string, unknown> }[]) walk(top.Plan, undefined);
+    for (const c of candidates) {
+      const name = this.relations.get(c.rel)?.name;
+      const uses = scans.filter((x) => x.index === name);
+      if (!c.row || !uses.length || uses.some((u) => !u.cond || !u.alias)) {
+        reached.add(c);
+        continue;
+      }
+      const probes = uses.map(
+        (u) => `EXISTS (SELECT 1 FROM pg_catalog.json_populate_record(NULL::${ident(c.row!.table)}, ${literal(c.row!.json)}::json) AS ${ident(u.alias)} WHERE ${u.cond})`,
+      );
+      const r = await this.ex.run(`SELECT ${probes.join(' OR ')}`);
+      if (r.error || r.results[0]?.rows?.[0]?.[0] === 't') reached.add(c);
+    }
+    return reached;
+  }
+
+  /**
+   * Did the scan look at a heap page (where a doomed transaction's conflict-out check raises)?
+   * A tuple or page lock says so; a relation lock only if the table has a page (on real
+   * PostgreSQL, one holding committed rows or another session's open writes); an index scan
+   * only if it returned an entry (its own rows included, which take no SIRead lock).
+   */
+  private async readsHeapPage(dry: NonNullable<DryRun['ssi']>, reached: ReadonlySet<SsiWrite> | undefined): Promise<boolean> {
+    if ((reached?.size ?? 0) > 0 || (dry.indexEntriesRead ?? 0) > 0) return true;
+    for (const t of dry.scope) {
+      if (this.relations.get(t.rel)?.isIndex) continue;
+      if (t.kind !== 'relation') return true;
+      if (this.ssi.all().some((o) => o.writes.some((x) => x.w.rel === t.rel))) return true;
+      const size = await this.ex.must(`SELECT pg_catalog.pg_relation_size(${t.rel})`);
+      if (Number(size[0]?.[0]) > 0) return true;
+    }
+    return false;
+  }
+
+  /** The xmin a snapshot taken now has: the oldest running transaction id, or the next one. */
+  private snapshotXmin(me: Sess): number {
+    let xmin = this.nextXid;
+    for (const o of this.sessions.values()) if (o !== me && o.txn && o.txn.xid !== null && !o.txn.aborted) xmin = Math.min(xmin, o.txn.xid);
+    return xmin;
+  }
+
+  /** A 40001 from SSI: the statement fails and the (sub)transaction aborts. */
+  private ssiError(s: Sess, e: unknown): 'error' {
+    if (!(e instanceof SsiFailure)) throw e;
+    s.step!.error = PG.serializationRw(e.reason);
+    this.abortTxnState(s, true);
+    return 'error';
   }
 
   /**
@@ -1004,27 +1221,55 @@ export class Engine {
    * FETCH in its own savepoint: every row's lock then carries a distinct subtransaction id, which
    * tells the order PostgreSQL locked the rows in (what ORDER BY … FOR UPDATE is about).
    */
-  private async runStatement(st: ParsedStatement): Promise<{ raw: RawResult; order: boolean }> {
+  private async runStatement(
+    st: ParsedStatement,
+    all: RawResult,
+    at: number,
+  ): Promise<{ raw: RawResult; order: boolean; afterRows?: (string | null)[][]; scanRows?: (string | null)[][] }> {
     const order = true;
     if (st.cls.kind !== 'dml' || !st.cls.lockingSelect) return { raw: await this.ex.run(st.sql), order: false };
-    const decl = await this.ex.run(`SAVEPOINT lockstep_c; DECLARE lockstep_cursor NO SCROLL CURSOR FOR ${st.sql}`);
-    if (decl.error) {
+    // The dry run's first round trip declared the cursor and ran a first batch of fetches and, in
+    // a savepoint, the footprint queries (cursorSql): results from `at` on.
+    const res = all.results.slice(at);
+    const notices = all.notices.filter((_, i) => (all.noticeAt?.[i] ?? 0) >= at);
+    if (res.length < 2) {
       await this.ex.run('ROLLBACK TO SAVEPOINT lockstep_c');
       return { raw: await this.ex.run(st.sql), order: false };
     }
     const rows: (string | null)[][] = [];
-    const notices = [...decl.notices];
     let columns: string[] | undefined;
-    for (;;) {
-      const f = await this.ex.run(`SAVEPOINT lockstep_f; FETCH 1 FROM lockstep_cursor`);
-      notices.push(...f.notices);
-      if (f.error) return { raw: { results: [], error: f.error, notices }, order };
-      const fetched = f.results[1];
-      columns ??= fetched?.columns;
-      if (!fetched?.rows?.length) break;
-      rows.push(...fetched.rows);
+    // FETCH results of one batch from `from` on (SAVEPOINT, FETCH pairs); true once the cursor is exhausted.
+    const take = (batch: StatementResult[], from: number): boolean | 'error' => {
+      for (let k = 0; k < CURSOR_BATCH; k++) {
+        const fetched = batch[from + 2 * k + 1];
+        if (!fetched) return 'error';
+        columns ??= fetched.columns;
+        if (!fetched.rows?.length) return true;
+        rows.push(...fetched.rows);
+      }
+      return false;
+    };
+    let done = take(res, 2);
+    if (done === 'error' && !all.error) throw new EngineInternalError('a FETCH of a locking SELECT returned nothing');
+    if (done === 'error') return { raw: { results: [], error: all.error, notices }, order };
+    const result = () => ({ results: [{ command: `SELECT ${rows.length}`, ...(columns ? { columns } : {}), rows }], notices });
+    if (all.error) {
+      await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
+      throw new EngineInternalError(`footprint of a locking SELECT failed: ${all.error.message}`);
     }
-    return { raw: { results: [{ command: `SELECT ${rows.length}`, ...(columns ? { columns } : {}), rows }], notices }, order };
+    const tail = 2 + 2 * CURSOR_BATCH;
+    if (done) return { raw: result(), order, afterRows: res[tail + 1]?.rows, scanRows: res[tail + 2]?.rows };
+    // More rows than one batch: undo the footprint queries' own locks and go on fetching; the
+    // dry run then samples and scans on its own.
+    let undo = 'ROLLBACK TO SAVEPOINT lockstep_s;\n';
+    while (!done) {
+      const f = await this.ex.run(`${undo}${FETCH_PAIR.repeat(CURSOR_BATCH)}`);
+      notices.push(...f.notices);
+      done = take(f.results, undo ? 1 : 0);
+      if (done === 'error') return { raw: { results: [], error: f.error, notices }, order };
+      undo = '';
+    }
+    return { raw: result(), order };
   }
 
   /**
@@ -1090,8 +1335,44 @@ export class Engine {
 
   private async ctidBackMap(): Promise<Map<string, string>> {
     const back = new Map<string, string>();
-    for (const [rel, orig, cur] of await this.ex.must(`SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`)) back.set(`${rel}:${cur}`, orig!);
+    for (const [rel, orig, cur] of await this.must(CTID_BACK_SQL)) back.set(`${rel}:${cur}`, orig!);
     return back;
+  }
+
+  /** Rows read inside the current dry run in one round trip ahead of use (see prefetch). */
+  private prefetched = new Map<string, (string | null)[][]>();
+
+  /**
+   * Reads what the rest of a dry run asks of it once the tuple scan is in — the unique keys and
+   * the values of the versions the statement created, the ctid map of the session's own
+   * versions — in one round trip instead of one each. The queries are the very ones `must`
+   * is asked later; anything not fetched here (or after a failure) just runs on its own.
+   */
+  private async prefetch(st: ParsedStatement, created: Map<string, { ctid: string }[]>, ownTouched: boolean): Promise<void> {
+    this.prefetched.clear();
+    const sqls: string[] = [];
+    for (const [table, list] of created) {
+      const cat = this.catalog.find((c) => c.name === table);
+      if (!cat) continue;
+      const keys = uniqueKeysSql(cat, list.map((t) => t.ctid));
+      if (keys) sqls.push(keys);
+      if (recordsImage(st)) sqls.push(valuesSql(cat, list));
+    }
+    if (ownTouched) sqls.push(CTID_BACK_SQL);
+    if (sqls.length < 2) return;
+    const r = await this.ex.run(sqls.join(';\n'));
+    if (r.error || r.results.length !== sqls.length) return;
+    sqls.forEach((sql, i) => this.prefetched.set(sql, r.results[i].rows ?? []));
+  }
+
+  /** `ex.must`, answered from the dry run's prefetched rows when it was read ahead. */
+  private async must(sql: string): Promise<(string | null)[][]> {
+    const rows = this.prefetched.get(sql);
+    if (rows) {
+      this.prefetched.delete(sql);
+      return rows;
+    }
+    return this.ex.must(sql);
   }
 
   /** What the statement did to tuples, as replayable row images (see images.ts). */
@@ -1122,8 +1403,7 @@ export class Engine {
       const cat = this.catalog.find((c) => c.name === table);
       if (!cat) throw new EngineInternalError(`no catalog entry for table ${table}`);
       cols.set(cat.oid, cat.writable);
-      const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
-      const rows = await this.ex.must(`SELECT ctid::text, ${sel} FROM ${ident(table)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`);
+      const rows = await this.must(valuesSql(cat, list));
       for (const r of rows) values.set(`${cat.oid}:${r[0]}`, r.slice(1));
     }
     const ops: ImageOp[] = [];
@@ -1187,6 +1467,7 @@ export class Engine {
     const txn = s.txn!;
     const depth = txn.savepoints.length;
     const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+    this.releaseStaleTupleLocks(s, dry.plan);
     for (const item of dry.plan) {
       switch (item.kind) {
         case 'rel':
@@ -1223,8 +1504,9 @@ export class Engine {
             this.abortTxnState(s, true);
             return 'error';
           }
-          // heap_update / heap_lock_tuple take the transaction id before they look at the tuple.
-          this.currentXid(s);
+          // heap_update / heap_delete take the transaction id before they look at the tuple;
+          // heap_lock_tuple only when it writes the lock (a waiting FOR UPDATE has no xid yet).
+          if (cls?.verb === 'update' || cls?.verb === 'delete' || cls?.verb === 'merge') this.currentXid(s);
           // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
           const ttag: LockTag = { type: 'tuple', relation: item.tuple.relation, oid: item.tuple.oid, block: item.tuple.block, offset: item.tuple.offset };
           const tmode = tupleLockMode(item.mode);
@@ -1360,6 +1642,27 @@ export class Engine {
     if (h >= 0) {
       const [held] = txn.held.splice(h, 1);
       this.queueResumes(this.lm.release(s.proc, held.tag, held.mode));
+    }
+  }
+
+  /**
+   * A statement re-run after a wake-up keeps only the tuple lock of the row it has to wait for
+   * next. heap_lock_tuple holds the heavyweight tuple lock only while it works on that tuple
+   * version: when it wakes and finds the version updated or deleted, it lets go before it follows
+   * the update chain or moves on (README.tuplock). Kept, a lock on a dead version would block
+   * whoever queues on it, or on a reused line pointer, while this statement waits for a later row.
+   */
+  private releaseStaleTupleLocks(s: Sess, plan: PlanItem[]): void {
+    const step = s.step!;
+    if (!step.tupleLocks.length) return;
+    const next = plan.find(
+      (p): p is Extract<PlanItem, { kind: 'row' }> =>
+        p.kind === 'row' && !this.rows.covers(p.tuple, s.name, p.mode) && this.rows.conflicting(p.tuple, p.mode, s.name).length > 0,
+    );
+    for (const tag of [...step.tupleLocks]) {
+      if (tag.type !== 'tuple') continue;
+      if (next && next.tuple.oid === tag.oid && next.tuple.block === tag.block && next.tuple.offset === tag.offset) continue;
+      this.releaseTupleLock(s, { oid: tag.oid, relation: tag.relation, block: tag.block, offset: tag.offset });
     }
   }
 
@@ -1792,6 +2095,28 @@ function markCycles(edges: WaitEdge[]): void {
 }
 
 const ADVISORY_SESSION_SQL = `SELECT classid::int, objid::int, objsubid::int, mode FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() AND granted`;
+
+/** FETCHes a locking SELECT's cursor runs per round trip (each in its own savepoint, see runStatement). */
+const CURSOR_BATCH = 8;
+const FETCH_PAIR = 'SAVEPOINT lockstep_f;\nFETCH 1 FROM lockstep_cursor;\n';
+
+/**
+ * A locking SELECT as a cursor (decision 2), with a first batch of fetches and the footprint
+ * queries, in a savepoint of their own (their AccessShareLocks are undone if more rows follow).
+ * Fetches past the end return nothing and lock nothing.
+ */
+function cursorSql(sql: string): string {
+  return `SAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n${FETCH_PAIR.repeat(CURSOR_BATCH)}SAVEPOINT lockstep_s;\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`;
+}
+
+/** The replay's ctid map: own versions' current ctids and the version ids they were recorded under. */
+const CTID_BACK_SQL = `SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`;
+
+/** The values of the given versions of a table (the columns a row image sets), by ctid. */
+function valuesSql(cat: CatalogTable, list: { ctid: string }[]): string {
+  const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
+  return `SELECT ctid::text, ${sel} FROM ${ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
+}
 
 
 

@@ -81,11 +81,16 @@ export type LogEntry =
   | { kind: 'sql'; sql: string; command: string }
   | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
 
-/** Replay SQL for a log, and a check per produced result (null = fine, else what went wrong). */
-export function replaySql(log: LogEntry[]): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
+/**
+ * Replay SQL for a log, and a check per produced result (null = fine, else what went wrong).
+ * `replica: false` leaves out the session_replication_role switch around row images: only for
+ * logs whose images touch no table with triggers or rules (the engine decides, see
+ * Engine.replayNeedsReplica), where it changes nothing but costs a plan-cache reset.
+ */
+export function replaySql(log: LogEntry[], opts: { replica?: boolean } = {}): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
   const parts: string[] = [];
   const checks: ((tag: string | undefined) => string | null)[] = [];
-  const hasImages = log.some((e) => e.kind === 'image');
+  const hasImages = opts.replica !== false && log.some((e) => e.kind === 'image');
   if (hasImages) {
     // Replay exactly the recorded effects: triggers (and foreign-key checks, whose row locks are
     // part of the image) must not fire a second time.

@@ -16,6 +16,12 @@ const err = (sqlstate: string, message: string, extra: Partial<PgMessage> = {}):
 export const PG = {
   deadlock: (detail: string, context?: string) =>
     err('40P01', 'deadlock detected', { detail, hint: 'See server log for query details.', ...(context ? { context } : {}) }),
+  /** A serialization failure raised by SSI (predicate.c); `reason` is the "Reason code" text. */
+  serializationRw: (reason: string) =>
+    err('40001', 'could not serialize access due to read/write dependencies among transactions', {
+      detail: `Reason code: ${reason}`,
+      hint: 'The transaction might succeed if retried.',
+    }),
   lockTimeout: (context?: string) => err('55P03', 'canceling statement due to lock timeout', context ? { context } : {}),
   statementTimeout: (context?: string) => err('57014', 'canceling statement due to statement timeout', context ? { context } : {}),
   userCancel: () => err('57014', 'canceling statement due to user request'),

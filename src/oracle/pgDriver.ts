@@ -3,6 +3,7 @@
  * as isolationtester has. Steps go out as simple-protocol Query messages (PQsendQuery), values
  * stay text, and a step is 'blocked' when pg_isolation_test_session_is_blocked says so.
  */
+import { normalizeDetailText } from '../scenario/normalize';
 import pg from 'pg';
 import type { PgMessage, PollResult, SessionDriver, SetupOutput, Spec, StatementResult, StepResult } from '../scenario/types';
 
@@ -304,17 +305,7 @@ export class PgDriver implements SessionDriver {
 
   /** Process ids → session names, relation OIDs → names, transaction ids → "?". */
   normalizeDetail(detail: string): string {
-    return detail
-      .replace(/\b([Pp]rocess) (\d+)/g, (m, word: string, pid: string) => {
-        const name = this.pidNames.get(Number(pid));
-        return name === undefined ? m : `${word} ${name}`;
-      })
-      .replace(/\brelation (\d+)/g, (m, oid: string) => {
-        const name = this.relNames.get(oid);
-        return name === undefined ? m : `relation ${name}`;
-      })
-      .replace(/\bvirtual transaction \d+\/\d+/g, 'virtual transaction ?')
-      .replace(/\btransaction \d+/g, 'transaction ?');
+    return normalizeDetailText(detail, this.pidNames, this.relNames);
   }
 
   /** Per-session teardown, then the spec's teardown; errors are ignored as isolationtester does. */

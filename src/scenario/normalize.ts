@@ -15,5 +15,6 @@ export function normalizeDetailText(detail: string, pidNames: ReadonlyMap<number
       return name === undefined ? m : `relation ${name}`;
     })
     .replace(/\bvirtual transaction \d+\/\d+/g, 'virtual transaction ?')
-    .replace(/\btransaction \d+/g, 'transaction ?');
+    .replace(/\btransaction \d+/g, 'transaction ?')
+    .replace(/\bpivot \d+/g, 'pivot ?');
 }

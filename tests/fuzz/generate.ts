@@ -65,9 +65,9 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
  * The CI fuzz run never generates them; `run.ts --long` does. Remove a tag when the lead's fix lands.
  */
 export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag, string>>> = {
-  // Empty: tests/conformance/known-divergences.json lists only SERIALIZABLE (spec 51), which the
-  // pool never generates. Add a feature here, with the reason, only while a divergence it
-  // causes is being fixed.
+  // Empty: tests/conformance/known-divergences.json is empty too. SERIALIZABLE has its own
+  // generator (ssi-generate.ts). Add a feature here, with the reason, only while a divergence
+  // it causes is being fixed.
 };
 
 /** The features a CI run may generate: all but the known-divergent ones. */

@@ -3,6 +3,7 @@
  * locks from pg_locks, row locks from tuple headers (pageinspect), unique keys it inserted.
  */
 import type { LockMode, RowLockMode } from '../locks/types';
+import type { PredTarget } from '../ssi';
 import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../rowbits';
 import type { PgliteExecutor } from './pglite';
 import { INTERNAL_SCHEMA, SHADOW_SCHEMA } from './names';
@@ -15,12 +16,16 @@ export interface CatalogTable {
   /** Columns a row image may set (not generated). */
   writable: string[];
   uniqueIndexes: { name: string; columns: string[] }[];
+  /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
+  triggersOrRules: boolean;
 }
 
 export interface LockSample {
   relations: { oid: number; name: string; mode: LockMode; isIndex: boolean; table: string }[];
   advisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
   xids: Set<number>;
+  /** SIREAD locks (SERIALIZABLE only) on user tables and indexes. */
+  predicate: PredTarget[];
 }
 
 export interface TupleTouch {
@@ -54,17 +59,24 @@ export interface RelationInfo {
 }
 
 /** This backend's granted locks, raw: names are resolved in TypeScript (a join costs ~1 ms). */
-export const LOCK_SAMPLE_DEF = `SELECT l.locktype, l.relation::int, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int
-FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.granted AND l.locktype IN ('relation', 'transactionid', 'advisory')`;
+export const LOCK_SAMPLE_DEF = `SELECT l.locktype, l.relation::int, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int, l.page::int, l.tuple::int
+FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.granted AND l.locktype IN ('relation', 'transactionid', 'advisory', 'page', 'tuple')`;
 
 /** Runs the prepared sample (see PgliteExecutor.create). */
 export const LOCK_SAMPLE_SQL = 'EXECUTE lockstep_sample';
 
 /** Parses LOCK_SAMPLE_SQL rows; relation locks on anything but user relations are dropped. */
 export function parseLockSample(rows: (string | null)[][], relations: ReadonlyMap<number, RelationInfo>): LockSample {
-  const out: LockSample = { relations: [], advisory: [], xids: new Set() };
-  for (const [locktype, relation, mode, xid, classid, objid, objsubid] of rows) {
-    if (locktype === 'transactionid') out.xids.add(Number(xid));
+  const out: LockSample = { relations: [], advisory: [], xids: new Set(), predicate: [] };
+  for (const [locktype, relation, mode, xid, classid, objid, objsubid, page, tuple] of rows) {
+    if (mode === 'SIReadLock') {
+      // SERIALIZABLE: the predicate locks PostgreSQL took for what the transaction read.
+      const rel = Number(relation);
+      if (!relations.has(rel)) continue;
+      if (locktype === 'relation') out.predicate.push({ kind: 'relation', rel });
+      else if (locktype === 'page') out.predicate.push({ kind: 'page', rel, block: Number(page) });
+      else if (locktype === 'tuple') out.predicate.push({ kind: 'tuple', rel, block: Number(page), offset: Number(tuple) });
+    } else if (locktype === 'transactionid') out.xids.add(Number(xid));
     else if (locktype === 'relation') {
       const r = relations.get(Number(relation));
       if (r) out.relations.push({ oid: Number(relation), name: r.name, mode: mode as LockMode, isIndex: r.isIndex, table: r.table });
@@ -94,23 +106,40 @@ export function parseRelations(rows: (string | null)[][]): Map<number, RelationI
 /** Runs the prepared tuple scan over the tables this transaction may have written (see PgliteExecutor.create). */
 export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
 
-/** SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact. */
+/**
+ * SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact,
+ * with the members of each multixact xmax ("xid:mode,…", in pg_get_multixact_members' order).
+ * With 'mine', the xids and the tables come from one read of this backend's pg_locks: the tables
+ * it holds more than AccessShareLock on (only those can have rows it wrote or row-locked), found
+ * from the locks rather than by scanning pg_class.
+ */
 export function tupleScanSql(xids: number[] | 'mine'): string {
-  const list =
-    xids === 'mine'
-      ? `SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid'`
-      : xids.length
-        ? xids.join(',')
-        : '-1';
-  return `SELECT c.oid::int, c.relname, b.blk, h.lp, h.t_xmin::text, h.t_xmax::text, h.t_infomask, h.t_infomask2, h.t_ctid::text
-FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  const list = xids === 'mine' ? `SELECT m.transactionid::text::bigint FROM mine m WHERE m.locktype = 'transactionid'` : xids.length ? xids.join(',') : '-1';
+  return `WITH mine AS MATERIALIZED (SELECT l.locktype, l.relation, l.mode, l.transactionid FROM pg_catalog.pg_locks l
+  WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype IN ('relation', 'transactionid'))
+SELECT c.oid::int, c.relname, b.blk, h.lp, h.t_xmin::text, h.t_xmax::text, h.t_infomask, h.t_infomask2, h.t_ctid::text,
+  CASE WHEN h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0 AND h.t_infomask & ${HEAP_XMAX_INVALID} = 0 THEN
+    (SELECT string_agg(mm.xid::text || ':' || mm.mode, ',' ORDER BY mm.ord) FROM pg_catalog.pg_get_multixact_members(h.t_xmax) WITH ORDINALITY AS mm(xid, mode, ord)) END
+FROM (SELECT DISTINCT m.relation FROM mine m WHERE m.locktype = 'relation' AND m.mode <> 'AccessShareLock') r
+JOIN pg_catalog.pg_class c ON c.oid = r.relation JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
 CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) h
 WHERE c.relkind = 'r' AND ${USER_NS} AND h.lp_flags = 1
-  -- Only tables this transaction may have written or row-locked (AccessShareLock alone cannot).
-  AND c.oid IN (SELECT l.relation FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.mode <> 'AccessShareLock')
   AND (h.t_xmin::text::bigint IN (${list}) OR (h.t_infomask & ${HEAP_XMAX_INVALID} = 0 AND (h.t_xmax::text::bigint IN (${list}) OR h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0)))
 ORDER BY c.oid, b.blk, h.lp`;
+}
+
+/**
+ * SQL finding the btree leaf pages that hold index entries pointing at the given heap tuples
+ * (SERIALIZABLE: an index insert checks the SIREAD locks on the page it lands on).
+ */
+export function indexPagesSql(indexOids: number[], ctids: string[]): string {
+  const arr = `'{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]`;
+  return `SELECT c.oid::int, b.blk, x.tid::text FROM pg_catalog.pg_class c
+CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.bt_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) i
+CROSS JOIN LATERAL pg_catalog.unnest(coalesce(i.tids, ARRAY[i.htid])) AS x(tid)
+WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})`;
 }
 
 /** Decodes a tuple scan into the tuples touched by `stmtXids` and those it created; `ownXids` are all of the session's xids. */
@@ -124,7 +153,7 @@ export async function decodeTuples(
   const inserted: InsertedTuple[] = [];
   const multis = new Map<string, { xid: number; mode: RowLockMode }[]>();
   for (const r of rows) {
-    const [oid, relname, blk, lp, xmin, xmax, im, im2, tctid] = r;
+    const [oid, relname, blk, lp, xmin, xmax, im, im2, tctid, memberList] = r;
     const infomask = Number(im);
     const ctid = `(${blk},${lp})`;
     if (stmtXids.has(Number(xmin))) {
@@ -137,7 +166,10 @@ export async function decodeTuples(
     if (infomask & HEAP_XMAX_IS_MULTI) {
       let members = multis.get(xmax!);
       if (!members) {
-        const mrows = await ex.must(`SELECT xid::text, mode FROM pg_catalog.pg_get_multixact_members('${xmax}'::xid)`);
+        // The scan lists the members; a scan without that column (or an empty list) asks for them.
+        const mrows = memberList
+          ? memberList.split(',').map((x) => x.split(':'))
+          : await ex.must(`SELECT xid::text, mode FROM pg_catalog.pg_get_multixact_members('${xmax}'::xid)`);
         members = mrows.map(([x, m]) => ({ xid: Number(x), mode: multiMemberMode(m!) }));
         multis.set(xmax!, members);
       }
@@ -169,7 +201,8 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
   (SELECT string_agg(ic.relname || ':' || (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum), ';')
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
-     WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL)
+     WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL),
+  c.relhastriggers OR c.relhasrules
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
@@ -180,7 +213,7 @@ export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig]) => ({
     oid: Number(oid),
     name: name!,
     columns: cols ? cols.split(',') : [],
@@ -191,6 +224,7 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
           return { name: iname, columns: (icols ?? '').split(',') };
         })
       : [],
+    triggersOrRules: trig !== 'f',
   }));
 }
 

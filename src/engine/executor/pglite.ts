@@ -12,6 +12,7 @@ import type { PgMessage, StatementResult } from '../../scenario/types';
 import { SHADOW_DDL } from '../diagnostics';
 import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA } from './names';
+import { parseQueryResponse } from './wire';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA };
 
@@ -22,29 +23,6 @@ export interface RawResult {
   notices: PgMessage[];
   /** For each notice, how many statements had completed before it (which statement raised it). */
   noticeAt?: number[];
-}
-
-/** A backend message as PGlite's protocol parser yields it. */
-interface Msg {
-  name: string;
-  text?: string;
-  fields?: unknown[];
-  message?: string;
-  severity?: string;
-  code?: string;
-  detail?: string;
-  hint?: string;
-  where?: string;
-  position?: string;
-}
-
-function toPgMessage(m: Msg): PgMessage {
-  const out: PgMessage = { severity: m.severity ?? 'ERROR', sqlstate: m.code ?? 'XX000', message: m.message ?? '' };
-  if (m.detail) out.detail = m.detail;
-  if (m.hint) out.hint = m.hint;
-  if (m.where) out.context = m.where;
-  if (m.position) out.position = Number(m.position);
-  return out;
 }
 
 /** PGlite's data directory inside its Emscripten file system. */
@@ -117,39 +95,13 @@ export class PgliteExecutor {
 
   /** Sends one simple Query message; never throws for SQL errors. */
   async run(sql: string): Promise<RawResult> {
-    const raw = await this.db.execProtocolRaw(protocol.serialize.query(sql));
-    const msgs: Msg[] = [];
-    new protocol.Parser().parse(raw, (m: unknown) => msgs.push(m as Msg));
-    const results: StatementResult[] = [];
-    const notices: PgMessage[] = [];
-    const noticeAt: number[] = [];
-    let error: PgMessage | undefined;
-    let cur: { columns?: string[]; rows?: (string | null)[][] } = {};
-    for (const m of msgs) {
-      switch (m.name) {
-        case 'rowDescription':
-          cur = { columns: (m.fields as { name: string }[]).map((f) => f.name), rows: [] };
-          break;
-        case 'dataRow':
-          cur.rows?.push(m.fields as (string | null)[]);
-          break;
-        case 'commandComplete':
-          results.push({ command: m.text ?? '', ...cur });
-          cur = {};
-          break;
-        case 'emptyQuery':
-          cur = {};
-          break;
-        case 'notice':
-          notices.push(toPgMessage(m));
-          noticeAt.push(results.length);
-          break;
-        case 'error':
-          error = toPgMessage(m);
-          break;
-      }
-    }
-    return error ? { results, error, notices, noticeAt } : { results, notices, noticeAt };
+    // The streaming call hands over the backend's bytes as written. execProtocolRaw would also
+    // run PGlite's own parser over every message and keep the parsed messages in a list it never
+    // clears; the file-system sync is skipped because this PGlite never gets a dataDir (its
+    // cluster lives in memory, where syncToFs does nothing).
+    const chunks: Uint8Array[] = [];
+    await this.db.execProtocolRawStream(protocol.serialize.query(sql), { syncToFs: false, onRawData: (d: Uint8Array) => void chunks.push(d.slice()) });
+    return parseQueryResponse(chunks.length === 1 ? chunks[0] : concat(chunks));
   }
 
   /** Runs SQL that must succeed (engine-internal); returns the rows of the last result. */
@@ -216,6 +168,16 @@ export class PgliteExecutor {
   async close(): Promise<void> {
     await this.db.close();
   }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /** An engine bug or an impossible state: never a user's SQL error. */
