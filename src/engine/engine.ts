@@ -37,6 +37,7 @@ import type {
   LockRow,
   SessionSnapshot,
   SessionState,
+  SsiSnapshot,
   RowSnapshot,
   TableSnapshot,
   WaitEdge,
@@ -156,7 +157,7 @@ interface DryRun {
   /** What to append to the session's transaction log (null: nothing to replay). */
   entry: LogEntry | null;
   /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
-  ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number };
+  ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
 }
 
 /** Options for Engine.create. */
@@ -264,8 +265,11 @@ export class Engine {
   private async maybeVacuum(): Promise<void> {
     if (++this.commitsSinceVacuum < 20) return;
     this.commitsSinceVacuum = 0;
-    const tables = this.catalog.map((c) => ident(c.name));
-    if (tables.length) await this.ex.run(`VACUUM ${tables.join(', ')}`);
+    // The engine's own tables too: every replay writes the ctid map and rolls back (or deletes
+    // its rows at COMMIT), so it only ever holds dead rows between transactions, and replays of
+    // own versions read it.
+    const tables = [...this.catalog.map((c) => ident(c.name)), CTID_MAP, OTHERS_ADVISORY];
+    await this.ex.run(`VACUUM ${tables.join(', ')}`);
   }
 
   /** Session names in order. */
@@ -980,10 +984,14 @@ export class Engine {
     // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
     // transaction holds no lock the sample reads before the statement runs: it is not taken.
     const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
-    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}SAVEPOINT lockstep_q${sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : ''}`;
-    const prefixCount = begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + (sampleBefore ? 2 : 1);
+    // A doomed serializable transaction: how many index entries user-index scans returned so far
+    // in this transaction (the replay's own), to tell what the statement itself returns.
+    const entriesSql = txn.sx?.doomed ? this.indexEntriesSql() : '';
+    const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}${entriesSql ? `${this.indexEntriesSql(true)};\n` : ''}SAVEPOINT lockstep_q${sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : ''}`;
+    const prefixCount =
+      begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + (entriesSql ? 1 : 0) + (sampleBefore ? 2 : 1);
     // One round trip for the usual case: replay, the statement, and what it locked. A locking
-    // SELECT runs row by row instead (runStatement).
+    // SELECT runs row by row as a cursor, in the same round trip (cursorSql, runStatement).
     const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
     const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}` : `${prefix};\n${cursorSql(st.sql)}`);
     const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
@@ -1060,12 +1068,11 @@ export class Engine {
         ssi = await this.ssiFootprint(before, after, touched);
         // A doomed transaction fails at its first heap fetch: count the index entries its index
         // scans returned (each leads to one), from this transaction's own statistics.
-        if (txn.sx.doomed) {
-          const idx = [...this.relations].filter(([, r]) => r.isIndex).map(([oid]) => oid);
-          const n = idx.length
-            ? await this.ex.must(`SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_tuples_returned(c)), 0)::int FROM pg_catalog.unnest('{${idx.join(',')}}'::oid[]) c`)
-            : [['0']];
-          ssi.indexEntriesRead = Number(n[0]?.[0] ?? 0);
+        if (entriesSql) {
+          const n = await this.ex.must(entriesSql);
+          const [beforeN, empty] = pre.results[prefixCount - (sampleBefore ? 3 : 2)]?.rows?.[0] ?? [];
+          ssi.indexEntriesRead = Number(n[0]?.[0] ?? 0) - Number(beforeN ?? 0);
+          ssi.emptyTables = new Set((empty ?? '').split(',').filter(Boolean).map(Number));
         }
       }
     }
@@ -1195,10 +1202,16 @@ export class Engine {
       if (this.relations.get(t.rel)?.isIndex) continue;
       if (t.kind !== 'relation') return true;
       if (this.ssi.all().some((o) => o.writes.some((x) => x.w.rel === t.rel))) return true;
-      const size = await this.ex.must(`SELECT pg_catalog.pg_relation_size(${t.rel})`);
-      if (Number(size[0]?.[0]) > 0) return true;
+      if (!dry.emptyTables?.has(t.rel)) return true;
     }
     return false;
+  }
+
+  /** Index entries returned by scans of user indexes in the current transaction (and, `withEmpty`, the user tables with no page yet). */
+  private indexEntriesSql(withEmpty = false): string {
+    const oids = (index: boolean) => [...this.relations].filter(([, r]) => r.isIndex === index).map(([oid]) => oid);
+    const empty = `, (SELECT coalesce(string_agg(c::text, ','), '') FROM pg_catalog.unnest('{${oids(false).join(',')}}'::oid[]) c WHERE pg_catalog.pg_relation_size(c) = 0)`;
+    return `SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_tuples_returned(c)), 0)::int${withEmpty ? empty : ''} FROM pg_catalog.unnest('{${oids(true).join(',')}}'::oid[]) c`;
   }
 
   /** The xmin a snapshot taken now has: the oldest running transaction id, or the next one. */
@@ -2021,7 +2034,29 @@ export class Engine {
       timers: this.timers.all().map((t) => ({ session: t.session, kind: t.kind, atMs: t.atMs })),
       events: this.events,
       serverLog: this.serverLog,
+      ...this.ssiSnapshot(),
     });
+  }
+
+  private ssiSnapshot(): { ssi?: SsiSnapshot } {
+    const all = this.ssi.all();
+    if (!all.length) return {};
+    const name = (rel: number) => this.relations.get(rel)?.name ?? String(rel);
+    return {
+      ssi: {
+        transactions: all.map((x) => ({
+          session: x.session,
+          state: x.committed ? 'committed' : 'active',
+          doomed: x.doomed,
+          sireadLocks: [...x.locks.values()].map((l) => ({
+            relation: name(l.rel),
+            page: l.kind === 'relation' ? null : l.block,
+            tuple: l.kind === 'tuple' ? l.offset : null,
+          })),
+        })),
+        conflicts: all.flatMap((r) => [...r.outConflicts].map((w) => ({ from: r.session, to: w.session, fromCommitted: r.committed, toCommitted: w.committed }))),
+      },
+    };
   }
 
   private event(e: EngineEvent): void {

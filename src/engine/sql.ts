@@ -213,8 +213,34 @@ function classify(stmt: Node, sql: string): Classified {
   };
 }
 
+/**
+ * Parsed step texts: the same texts come back in every permutation of a spec, every undo of the
+ * player and every retry in the retry lab. A pure function of the text; entries are frozen (the
+ * engine never changes a parsed statement) and the cache is dropped when it grows past a bound.
+ */
+const parsed = new Map<string, readonly ParsedStatement[]>();
+const PARSED_MAX = 2000;
+
 /** Splits a step's text into statements (PostgreSQL's own boundaries) and classifies each. */
 export function parseStatements(text: string): ParsedStatement[] {
+  let hit = parsed.get(text);
+  if (!hit) {
+    hit = deepFreeze(parseUncached(text));
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(text, hit);
+  }
+  return [...hit];
+}
+
+function deepFreeze<T>(x: T): T {
+  if (x && typeof x === 'object' && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const v of Object.values(x)) deepFreeze(v);
+  }
+  return x;
+}
+
+function parseUncached(text: string): ParsedStatement[] {
   let tree: { stmts?: { stmt: Node; stmt_location?: number; stmt_len?: number }[] };
   try {
     tree = parseSync(text) as typeof tree;

@@ -117,6 +117,21 @@ export type EngineEvent =
   | { type: 'rollback'; atMs: number; session: string }
   | { type: 'engine-error'; atMs: number; session: string; message: string };
 
+/** SERIALIZABLE bookkeeping (SSI), as predicate.c keeps it. */
+export interface SsiSnapshot {
+  /** Serializable transactions still tracked: running ones, and committed ones a running transaction overlapped. */
+  transactions: {
+    session: string;
+    state: 'active' | 'committed';
+    /** Marked to be canceled: its next statement or COMMIT fails with 40001. */
+    doomed: boolean;
+    /** Its SIRead (predicate) locks: what it read, by relation (an index or a table), page and tuple. */
+    sireadLocks: { relation: string; page: number | null; tuple: number | null }[];
+  }[];
+  /** rw-antidependencies: `from` read something `to` wrote, so `from` must come first in any serial order. */
+  conflicts: { from: string; to: string; fromCommitted: boolean; toCommitted: boolean }[];
+}
+
 export interface EngineSnapshot {
   clockMs: number;
   sessions: SessionSnapshot[];
@@ -131,4 +146,6 @@ export interface EngineSnapshot {
   events: EngineEvent[];
   /** PostgreSQL-format server log lines (deadlocks, lock timeouts). */
   serverLog: string[];
+  /** SERIALIZABLE transactions' SSI state; absent while there is none. */
+  ssi?: SsiSnapshot;
 }

@@ -479,6 +479,160 @@ const nowait: Flow = {
   },
 };
 
+/** SIReadLock rows of the lock table as shown: session, committed mark, locktype, relation, mode, granted. */
+async function sireadRows(ctx: FlowContext) {
+  return ctx.page.locator('[data-testid="lock-table"] [data-testid="siread-lock-row"]').evaluateAll((trs) =>
+    trs.map((tr) => {
+      // No named helper in here: the bundler's __name() does not exist in the page.
+      const [locktype, relation, modeText, granted] = ['locktype', 'relation', 'mode', 'granted'].map((c) =>
+        (tr.querySelector(`td.${c}`)?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      );
+      return {
+        session: tr.getAttribute('data-session') ?? '',
+        committed: tr.getAttribute('data-committed') === 'true',
+        locktype,
+        relation,
+        mode: tr.getAttribute('data-mode') ?? '',
+        modeText,
+        granted: /\bt\b/.test(granted),
+      };
+    }),
+  );
+}
+
+/** The rw-antidependency edges drawn in the wait-for graph, "from->to" (+ "*" on a committed end), sorted. */
+async function rwEdgesShown(ctx: FlowContext): Promise<string[]> {
+  return ctx
+    .byTestId('wfg-rw-edge')
+    .evaluateAll((els) =>
+      els
+        .map(
+          (e) =>
+            `${e.getAttribute('data-from')}${e.getAttribute('data-from-committed') === 'true' ? '*' : ''}->${e.getAttribute('data-to')}${e.getAttribute('data-to-committed') === 'true' ? '*' : ''}`,
+        )
+        .sort(),
+    );
+}
+
+const serializableWriteSkew: Flow = {
+  name: 'serializable-write-skew',
+  title: 'SERIALIZABLE: SIReadLock rows, rw edges A⇄B, B doomed once A commits (never a wait); B’s COMMIT fails with 40001',
+  async run(ctx) {
+    const id = 'serializable-write-skew';
+    const items = scriptItems(id);
+    const checkpoints = predicts(id);
+    ctx.predictPolicy = (_key, question) => {
+      const p = checkpoints.find((x) => norm(x.question.en) === question);
+      assert(p, `predict question "${question}" is not one of the lesson's checkpoints`);
+      return p.answer;
+    };
+    // Cursor positions from the YAML: A's BEGIN … SERIALIZABLE, then A's COMMIT, then B's COMMIT.
+    const serStart = items.findIndex((s) => /ISOLATION LEVEL SERIALIZABLE/.test(s.sql ?? '')) + 1;
+    const aCommit = items.findIndex((s, i) => i >= serStart && s.session === 'A' && /^COMMIT/.test(s.sql ?? '')) + 1;
+    const bCommit = items.findIndex((s, i) => i >= aCommit && s.session === 'B' && /^COMMIT/.test(s.sql ?? '')) + 1;
+    assert(serStart > 0 && aCommit > serStart && bCommit === aCommit + 1, `unexpected lesson shape: ${serStart}, ${aCommit}, ${bCommit}`);
+
+    await ctx.openLesson(id);
+    for (let cursor = 0; cursor < aCommit;) {
+      cursor = await ctx.next();
+      const states = await ctx.states();
+      assert(!Object.values(states).includes('waiting'), `step ${cursor}: someone waits in a write skew: ${JSON.stringify(states)}`);
+      assert((await ctx.edges()).length === 0, `step ${cursor}: lock-wait edges [${await ctx.edges()}] (nobody waits)`);
+      if (cursor < serStart) {
+        // REPEATABLE READ takes no SIRead locks and records no dependencies.
+        assert((await sireadRows(ctx)).length === 0, `step ${cursor} (REPEATABLE READ): SIReadLock rows shown`);
+        assert((await rwEdgesShown(ctx)).length === 0, `step ${cursor} (REPEATABLE READ): rw edges drawn`);
+      }
+      if (cursor === aCommit - 1) {
+        // Both updated what the other read: two rw-antidependencies, nobody doomed yet.
+        const rw = await rwEdgesShown(ctx);
+        assert(rw.join() === 'A->B,B->A', `step ${cursor}, before A's COMMIT: rw edges [${rw}], expected A→B and B→A`);
+        assert(
+          (await ctx.byTestId('wfg-doomed-badge').count()) === 0,
+          `step ${cursor}: a session is marked doomed before anybody committed`,
+        );
+      }
+    }
+
+    // After A's second COMMIT: B is the doomed pivot.
+    const rw = await rwEdgesShown(ctx);
+    assert(rw.join() === 'A*->B,B->A*', `after A's COMMIT: rw edges [${rw}], expected A→B and B→A with A's end committed`);
+    const labels = await ctx.byTestId('wfg-rw-edge').locator('text').allTextContents();
+    assert(labels.length === 2 && labels.every((l) => l.trim() === 'rw'), `rw edge labels: ${JSON.stringify(labels)}`);
+    assert((await ctx.edges()).length === 0, `lock-wait edges drawn next to the rw edges: [${await ctx.edges()}]`);
+    assert(await ctx.byTestId('wfg-legend-rw').isVisible(), 'no legend entry for the rw edges');
+    const doomedNodes = await ctx.page
+      .locator('[data-testid="wfg-node"][data-doomed="true"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
+    assert(doomedNodes.join() === 'B', `doomed graph nodes: [${doomedNodes}], expected [B]`);
+    const badge = norm((await ctx.byTestId('wfg-doomed-badge').textContent()) ?? '');
+    assert(/doomed/.test(badge) && /40001/.test(badge), `doomed badge: "${badge}"`);
+    assert((await ctx.pane('B').getAttribute('data-doomed')) === 'true', 'session pane B is not marked doomed');
+    assert(
+      /40001/.test((await ctx.pane('B').getByTestId('session-doomed').textContent()) ?? ''),
+      'pane B: the doomed note does not name 40001',
+    );
+    assert((await ctx.pane('A').getByTestId('session-doomed').count()) === 0, 'pane A is marked doomed');
+    const b = await ctx.paneView('B');
+    assert(
+      b.state === 'idle-in-transaction',
+      `B is ${b.state}: a doomed transaction is still idle in transaction until its next statement`,
+    );
+    const rows = await sireadRows(ctx);
+    const summary = JSON.stringify(rows);
+    assert(
+      rows.length > 0 && rows.every((r) => r.mode === 'SIReadLock' && r.modeText.startsWith('SIReadLock') && r.granted),
+      `SIReadLock rows: ${summary}`,
+    );
+    assert(
+      rows.every((r) => ['relation', 'page', 'tuple'].includes(r.locktype)),
+      `SIRead locktypes: ${summary}`,
+    );
+    for (const s of ['A', 'B'])
+      assert(
+        rows.some((r) => r.session === s && r.locktype === 'relation' && r.relation === 'doctors'),
+        `session ${s}: no SIReadLock on relation doctors (its count(*) scanned the table): ${summary}`,
+      );
+    assert(
+      rows.filter((r) => r.session === 'A').every((r) => r.committed),
+      `A's SIRead locks are not marked committed: ${summary}`,
+    );
+    assert(
+      rows.filter((r) => r.session === 'B').every((r) => !r.committed),
+      `B's SIRead locks are marked committed: ${summary}`,
+    );
+    const committedTags = await ctx.page
+      .locator('[data-testid="siread-lock-row"][data-session="A"] [data-testid="siread-committed"]')
+      .allTextContents();
+    assert(
+      committedTags.length > 0 && committedTags.every((t) => t.trim() === 'committed'),
+      `A's committed tags: ${JSON.stringify(committedTags)}`,
+    );
+    assert(await ctx.byTestId('siread-note').isVisible(), 'no explanation under the SIReadLock rows');
+    await ctx.shot();
+
+    // B's COMMIT: the predicted 40001.
+    await ctx.next();
+    assert(
+      ctx.predicts.length === checkpoints.length && ctx.predicts.every((p, i) => p.choice === checkpoints[i].answer),
+      `expected to answer all ${checkpoints.length} checkpoints right, answered ${JSON.stringify(ctx.predicts)}`,
+    );
+    const after = await ctx.paneView('B');
+    assert(
+      after.output.includes('ERROR:  could not serialize access due to read/write dependencies among transactions'),
+      `B's COMMIT: ${norm(after.output)}`,
+    );
+    assert(/Canceled on identification as a pivot, during commit attempt/.test(after.output), `B's DETAIL: ${norm(after.output)}`);
+    const sqlstate = await ctx.pane('B').locator('[data-testid="pg-message"]').last().getAttribute('data-sqlstate');
+    assert(sqlstate === '40001', `B's COMMIT failed with SQLSTATE ${sqlstate}, expected 40001`);
+    assert((await ctx.pane('B').getByTestId('session-doomed').count()) === 0, 'B is still marked doomed after its COMMIT failed');
+    assert((await ctx.byTestId('wfg-doomed-badge').count()) === 0, 'the graph still marks a doomed session after the 40001');
+    assert((await rwEdgesShown(ctx)).length === 0, `rw edges left after the 40001: [${await rwEdgesShown(ctx)}]`);
+    assert((await sireadRows(ctx)).length === 0, 'SIReadLock rows left after both transactions ended');
+    await ctx.shot('40001');
+  },
+};
+
 /**
  * Plays skip-locked-queue step by step and, after every step, compares the stepping worker's
  * result table with what real PostgreSQL printed (skip-locked-queue.expected.txt); nobody may
@@ -1132,6 +1286,7 @@ export const FLOWS: Flow[] = [
   classicDeadlockRu,
   dataViewMvcc,
   nowait,
+  serializableWriteSkew,
   skipLocked,
   skipLockedRu,
   undo,

@@ -101,11 +101,11 @@ async function main(): Promise<number> {
       const secs = ((Date.now() - t0) / 1000).toFixed(1);
       if (error === null) {
         passed++;
-        console.log(`PASS  ${flow.name.padEnd(22)} ${secs.padStart(5)} s  ${flow.title}`);
+        console.log(`PASS  ${flow.name.padEnd(24)} ${secs.padStart(5)} s  ${flow.title}`);
       } else {
         failed++;
         const msg = error instanceof Error ? error.message : String(error);
-        console.log(`FAIL  ${flow.name.padEnd(22)} ${secs.padStart(5)} s  ${flow.title}\n      ${msg.split('\n').join('\n      ')}`);
+        console.log(`FAIL  ${flow.name.padEnd(24)} ${secs.padStart(5)} s  ${flow.title}\n      ${msg.split('\n').join('\n      ')}`);
       }
     }
   } catch (e) {

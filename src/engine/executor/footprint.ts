@@ -109,22 +109,25 @@ export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
 /**
  * SQL scanning user heap pages for tuples whose xmin/xmax involve the given xids or a multixact,
  * with the members of each multixact xmax ("xid:mode,…", in pg_get_multixact_members' order).
- * With 'mine', the xids and the tables come from one read of this backend's pg_locks: the tables
- * it holds more than AccessShareLock on (only those can have rows it wrote or row-locked), found
- * from the locks rather than by scanning pg_class.
+ * With 'mine', the xids and the tables come from one read of this backend's pg_locks: the user
+ * tables it holds more than AccessShareLock on (only those can have rows it wrote or row-locked),
+ * found from the locks rather than by scanning pg_class.
  */
 export function tupleScanSql(xids: number[] | 'mine'): string {
   const list = xids === 'mine' ? `SELECT m.transactionid::text::bigint FROM mine m WHERE m.locktype = 'transactionid'` : xids.length ? xids.join(',') : '-1';
+  // The tables are settled before any page is read (a materialized CTE): the engine's own tables,
+  // which every replay writes to, are never scanned.
   return `WITH mine AS MATERIALIZED (SELECT l.locktype, l.relation, l.mode, l.transactionid FROM pg_catalog.pg_locks l
-  WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype IN ('relation', 'transactionid'))
+  WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype IN ('relation', 'transactionid')),
+rels AS MATERIALIZED (SELECT c.oid, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.oid IN (SELECT m.relation FROM mine m WHERE m.locktype = 'relation' AND m.mode <> 'AccessShareLock') AND c.relkind = 'r' AND ${USER_NS})
 SELECT c.oid::int, c.relname, b.blk, h.lp, h.t_xmin::text, h.t_xmax::text, h.t_infomask, h.t_infomask2, h.t_ctid::text,
   CASE WHEN h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0 AND h.t_infomask & ${HEAP_XMAX_INVALID} = 0 THEN
     (SELECT string_agg(mm.xid::text || ':' || mm.mode, ',' ORDER BY mm.ord) FROM pg_catalog.pg_get_multixact_members(h.t_xmax) WITH ORDINALITY AS mm(xid, mode, ord)) END
-FROM (SELECT DISTINCT m.relation FROM mine m WHERE m.locktype = 'relation' AND m.mode <> 'AccessShareLock') r
-JOIN pg_catalog.pg_class c ON c.oid = r.relation JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+FROM rels c
 CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
 CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) h
-WHERE c.relkind = 'r' AND ${USER_NS} AND h.lp_flags = 1
+WHERE h.lp_flags = 1
   AND (h.t_xmin::text::bigint IN (${list}) OR (h.t_infomask & ${HEAP_XMAX_INVALID} = 0 AND (h.t_xmax::text::bigint IN (${list}) OR h.t_infomask & ${HEAP_XMAX_IS_MULTI} <> 0)))
 ORDER BY c.oid, b.blk, h.lp`;
 }

@@ -6,13 +6,13 @@
  * PGlite holds only committed data between engine operations: every session's open work
  * is replayed inside a transaction that is rolled back (a dry run), or committed for real.
  */
-import { PGlite, protocol } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import { pageinspect } from '@electric-sql/pglite/contrib/pageinspect';
 import type { PgMessage, StatementResult } from '../../scenario/types';
 import { SHADOW_DDL } from '../diagnostics';
 import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA } from './names';
-import { parseQueryResponse } from './wire';
+import { parseQueryResponse, queryMessage } from './wire';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA };
 
@@ -67,7 +67,11 @@ export class PgliteExecutor {
   static async create(opts: { dataDir?: Blob } = {}): Promise<PgliteExecutor> {
     const db = await PGlite.create({
       extensions: { pageinspect },
-      postgresqlconf: ['max_prepared_transactions = 16'],
+      // One backend runs here, but pg_locks (read two or three times per dry run) walks every
+      // PGPROC slot: sized for 20 connections, no autovacuum workers and no WAL senders instead
+      // of 100 + 16 + 10, a sample costs about half. Lock and predicate-lock table capacity stay
+      // in the thousands (docs/decisions.md).
+      postgresqlconf: ['max_prepared_transactions = 16', 'max_connections = 20', 'autovacuum_worker_slots = 1', 'max_wal_senders = 0'],
       ...(opts.dataDir ? { loadDataDir: opts.dataDir } : {}),
     } as never);
     const ex = new PgliteExecutor(db);
@@ -100,7 +104,7 @@ export class PgliteExecutor {
     // clears; the file-system sync is skipped because this PGlite never gets a dataDir (its
     // cluster lives in memory, where syncToFs does nothing).
     const chunks: Uint8Array[] = [];
-    await this.db.execProtocolRawStream(protocol.serialize.query(sql), { syncToFs: false, onRawData: (d: Uint8Array) => void chunks.push(d.slice()) });
+    await this.db.execProtocolRawStream(queryMessage(sql), { syncToFs: false, onRawData: (d: Uint8Array) => void chunks.push(d.slice()) });
     return parseQueryResponse(chunks.length === 1 ? chunks[0] : concat(chunks));
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGlite, protocol } from '@electric-sql/pglite';
 import type { PgMessage, StatementResult } from '../../scenario/types';
-import { parseQueryResponse } from './wire';
+import { parseQueryResponse, queryMessage } from './wire';
 import type { RawResult } from './pglite';
 
 /** The executor's previous reading of a response, through PGlite's own protocol parser. */
@@ -47,6 +47,12 @@ function reference(raw: Uint8Array): RawResult {
   }
   return error ? { results, error, notices, noticeAt } : { results, notices, noticeAt };
 }
+
+describe('queryMessage', () => {
+  it('builds the bytes PGlite builds', () => {
+    for (const sql of ['SELECT 1', '', 'SELECT \'Привет\' -- ✓\nFROM t;', 'x'.repeat(10000)]) expect(queryMessage(sql)).toEqual(protocol.serialize.query(sql));
+  });
+});
 
 describe('parseQueryResponse', () => {
   let db: PGlite;

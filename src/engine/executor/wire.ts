@@ -12,6 +12,17 @@ import type { PgMessage, StatementResult } from '../../scenario/types';
 import type { RawResult } from './pglite';
 
 const decoder = new TextDecoder('utf-8');
+const encoder = new TextEncoder();
+
+/** A simple-protocol Query message: 'Q', its length, the SQL as a C string (what PGlite's protocol.serialize.query builds). */
+export function queryMessage(sql: string): Uint8Array {
+  const text = encoder.encode(sql);
+  const out = new Uint8Array(text.length + 6);
+  out[0] = 0x51;
+  new DataView(out.buffer).setInt32(1, text.length + 5);
+  out.set(text, 5);
+  return out;
+}
 
 function text(buf: Uint8Array, start: number, end: number): string {
   // Short ASCII strings (nearly every field the engine reads) without a TextDecoder call.

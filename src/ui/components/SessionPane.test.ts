@@ -5,6 +5,7 @@ import { deadlockCycle, deadlockScenario, deadlockVictim } from '../fixtures/dea
 import { nowaitError, nowaitScenario } from '../fixtures/nowait';
 import { skipLockedResult, skipLockedScenario } from '../fixtures/skipLocked';
 import { XSS, hostileScript, hostileSnapshot } from '../fixtures/hostile';
+import { ssiDoomed } from '../fixtures/serializable';
 import type { EngineSnapshot } from '../../engine/types';
 
 function pane(snap: EngineSnapshot, name: string, script = deadlockScenario.script, cursor = 0, onrun?: (sql: string) => void) {
@@ -67,6 +68,22 @@ describe('SessionPane', () => {
     const cells = [...document.querySelectorAll('table.result td')].map((td) => td.textContent);
     expect(cells).toEqual(['2', 'send email', 'queued']);
     expect(screen.getByText('(1 row)')).toBeTruthy();
+  });
+
+  it('flags a doomed SERIALIZABLE transaction (its state is still idle in transaction)', () => {
+    const session = ssiDoomed.sessions.find((s) => s.name === 'B')!;
+    render(SessionPane, { props: { session, script: [], cursor: 0, clockMs: 0, doomed: true } });
+    const el = screen.getByTestId('session-pane');
+    expect(el.dataset.doomed).toBe('true');
+    expect(el.dataset.state).toBe('idle-in-transaction');
+    expect(screen.getByTestId('session-doomed').textContent).toContain('doomed → 40001');
+    expect(screen.getByTestId('session-doomed').textContent).toContain('its next statement or COMMIT fails with 40001');
+  });
+
+  it('shows no doomed flag by default', () => {
+    pane(deadlockScenario.frames[2], 'A');
+    expect(screen.queryByTestId('session-doomed')).toBeNull();
+    expect(screen.getByTestId('session-pane').dataset.doomed).toBeUndefined();
   });
 
   it('runs an ad-hoc statement', async () => {

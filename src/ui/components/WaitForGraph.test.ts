@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
 import WaitForGraph from './WaitForGraph.svelte';
 import { deadlockCycle, deadlockScenario, deadlockVictim } from '../fixtures/deadlock';
+import { ssiDependencies, ssiDoomed, ssiFailed } from '../fixtures/serializable';
 
 describe('WaitForGraph', () => {
   it('flags the cycle edges with their lock labels', () => {
@@ -46,6 +47,53 @@ describe('WaitForGraph', () => {
     const before = pos();
     await rerender({ snapshot: deadlockCycle });
     expect(pos()).toEqual(before);
+  });
+
+  it('draws rw-antidependencies as their own dashed edges, apart from the lock waits', () => {
+    render(WaitForGraph, { props: { snapshot: ssiDependencies } });
+    expect(screen.queryAllByTestId('wfg-edge')).toHaveLength(0);
+    const rw = screen.getAllByTestId('wfg-rw-edge');
+    expect(rw.map((e) => [e.dataset.from, e.dataset.to, e.dataset.kind])).toEqual([
+      ['A', 'B', 'rw'],
+      ['B', 'A', 'rw'],
+    ]);
+    expect(rw.every((e) => e.querySelector('text')?.textContent === 'rw')).toBe(true);
+    expect(rw[0].querySelector('path')?.getAttribute('marker-end')).toContain('wfg-arrow-rw');
+    expect(rw[0].querySelector('title')?.textContent).toBe(
+      'Session A read data that session B changed concurrently: an rw-antidependency, so A must come before B in any serial order.',
+    );
+    // Nobody is doomed before A commits.
+    expect(screen.queryAllByTestId('wfg-doomed-badge')).toHaveLength(0);
+    expect(screen.getByTestId('wait-for-graph').getAttribute('aria-label')).toContain(
+      '2 rw-antidependencies between SERIALIZABLE transactions.',
+    );
+    expect(screen.getByTestId('wfg-legend-rw').textContent).toContain('rw-antidependency');
+  });
+
+  it('marks the doomed session and says which end has committed', () => {
+    render(WaitForGraph, { props: { snapshot: ssiDoomed } });
+    const doomed = screen.getAllByTestId('wfg-node').filter((n) => n.dataset.doomed === 'true');
+    expect(doomed.map((n) => n.dataset.session)).toEqual(['B']);
+    expect(screen.getByTestId('wfg-doomed-badge').textContent).toBe('⚠ doomed → 40001');
+    const a = screen.getAllByTestId('wfg-node').find((n) => n.dataset.session === 'A')!;
+    expect(a.textContent).toContain('committed, still tracked');
+    const rw = screen.getAllByTestId('wfg-rw-edge');
+    expect(rw.map((e) => [e.dataset.from, e.dataset.fromCommitted, e.dataset.to, e.dataset.toCommitted])).toEqual([
+      ['A', 'true', 'B', 'false'],
+      ['B', 'false', 'A', 'true'],
+    ]);
+    const text = screen.getByTestId('wfg-edges-text').textContent!;
+    expect(text).toContain('Session A (committed transaction) read data that session B changed concurrently');
+    expect(text).toContain('Session B is doomed: its next statement or COMMIT fails with 40001.');
+    expect(screen.getByTestId('wait-for-graph').getAttribute('aria-label')).toContain('Session B is doomed');
+  });
+
+  it('drops the rw edges and the doomed mark once SSI tracks nothing', () => {
+    render(WaitForGraph, { props: { snapshot: ssiFailed } });
+    expect(screen.queryAllByTestId('wfg-rw-edge')).toHaveLength(0);
+    expect(screen.queryAllByTestId('wfg-doomed-badge')).toHaveLength(0);
+    // The rw legend entry shows only while SERIALIZABLE transactions are tracked.
+    expect(screen.queryByTestId('wfg-legend-rw')).toBeNull();
   });
 
   it('has a resource view with lock nodes', async () => {

@@ -6,6 +6,7 @@ import Clock from './Clock.svelte';
 import Timeline from './Timeline.svelte';
 import ServerLog from './ServerLog.svelte';
 import { deadlockCycle, deadlockScenario, deadlockVictim } from '../fixtures/deadlock';
+import { ssiDoomed } from '../fixtures/serializable';
 import { skipLockedResult } from '../fixtures/skipLocked';
 import { XSS, hostileSnapshot } from '../fixtures/hostile';
 
@@ -21,6 +22,42 @@ describe('LockTable', () => {
     const tuple = rows.find((r) => r.textContent!.includes('tuple'))!;
     expect(tuple.textContent).toContain('accounts');
     expect(tuple.textContent).toContain('ExclusiveLock');
+  });
+  it('adds the SIRead locks as SIReadLock rows after the others, committed ones marked, with an explanation', () => {
+    render(LockTable, { props: { locks: ssiDoomed.locks, sessions: ssiDoomed.sessions, ssi: ssiDoomed.ssi } });
+    const all = [...screen.getByTestId('lock-table').querySelectorAll('tbody tr')] as HTMLElement[];
+    expect(all).toHaveLength(ssiDoomed.locks.length + 4);
+    const si = screen.getAllByTestId('siread-lock-row');
+    expect(all.slice(-4)).toEqual(si);
+    const cells = (r: HTMLElement) => [...r.querySelectorAll('td')].map((td) => td.textContent!.replace(/\s+/g, ' ').trim());
+    expect(cells(si[0])).toEqual([
+      'relation',
+      'doctors',
+      '',
+      '',
+      '',
+      '',
+      'SIReadLock (never blocks)',
+      '✓ t (granted)',
+      '6101',
+      'A committed',
+    ]);
+    expect(cells(si[3])).toEqual(['page', 'doctors_pkey', '1', '', '', '', 'SIReadLock (never blocks)', '✓ t (granted)', '6102', 'B']);
+    expect(si.map((r) => [r.dataset.session, r.dataset.committed, r.dataset.mode, r.dataset.locktype])).toEqual([
+      ['A', 'true', 'SIReadLock', 'relation'],
+      ['A', 'true', 'SIReadLock', 'page'],
+      ['B', 'false', 'SIReadLock', 'relation'],
+      ['B', 'false', 'SIReadLock', 'page'],
+    ]);
+    expect(si[0].title).toContain('never blocks anyone');
+    expect(si[0].title).toContain('has committed');
+    expect(si[2].title).not.toContain('has committed');
+    expect(screen.getByTestId('siread-note').textContent).toContain('never block');
+  });
+  it('has no SIRead note without serializable transactions', () => {
+    render(LockTable, { props: { locks: deadlockCycle.locks } });
+    expect(screen.queryByTestId('siread-note')).toBeNull();
+    expect(screen.queryAllByTestId('siread-lock-row')).toHaveLength(0);
   });
   it('says when there are no locks', () => {
     render(LockTable, { props: { locks: [] } });

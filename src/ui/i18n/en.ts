@@ -105,6 +105,8 @@ export const en = {
     run: 'Run',
     noScript: 'No scripted steps for this session.',
     output: 'Output',
+    doomedBadge: 'doomed → 40001',
+    doomedText: 'SERIALIZABLE has marked this transaction to be canceled: its next statement or COMMIT fails with 40001.',
   },
   graph: {
     title: 'Wait-for graph',
@@ -126,6 +128,13 @@ export const en = {
     noXid: 'no xid',
     broken: (from: string, to: string, label: string) => `Broken by the deadlock: ${from} waited for ${to} (${label}).`,
     brokenTag: 'broken',
+    legendRw: 'rw-antidependency (SERIALIZABLE): reader → writer, not a wait',
+    rwEdge: (from: string, to: string, fromCommitted: boolean, toCommitted: boolean) =>
+      `Session ${from}${fromCommitted ? ' (committed transaction)' : ''} read data that session ${to}${toCommitted ? ' (committed transaction)' : ''} changed concurrently: an rw-antidependency, so ${from} must come before ${to} in any serial order.`,
+    rwSummary: (n: number) => `${n} ${n === 1 ? 'rw-antidependency' : 'rw-antidependencies'} between SERIALIZABLE transactions.`,
+    doomed: (s: string) => `Session ${s} is doomed: its next statement or COMMIT fails with 40001.`,
+    doomedBadge: 'doomed → 40001',
+    ssiCommitted: 'committed, still tracked',
   },
   matrix: {
     tableTitle: 'Table-level lock modes: which pairs conflict',
@@ -170,6 +179,13 @@ export const en = {
     waiting: 'waiting',
     granted: 'granted',
     caption: 'Rows of pg_locks for the simulated sessions, waiting rows first.',
+    committed: 'committed',
+    neverBlocks: 'never blocks',
+    sireadTitle:
+      'SIReadLock: a predicate lock of a SERIALIZABLE transaction. It records what the transaction read (a relation, a page or a tuple) so that later writes reveal read/write dependencies. It never blocks anyone and nobody waits for it.',
+    sireadCommittedTitle: 'This transaction has committed: its SIRead locks stay until every transaction that overlapped it has finished.',
+    sireadNote:
+      "SIReadLock rows record what SERIALIZABLE transactions read. They never block; a committed transaction's stay while transactions that overlapped it are still running.",
   },
   data: {
     title: 'Data',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cyclePath, edgeGeometry, layoutNodes, resourceGraph, waitForGraph, type Point } from './graph';
+import { badgeAnchor, cyclePath, edgeGeometry, layoutNodes, resourceGraph, rwEdges, waitForGraph, type Point } from './graph';
 import { deadlockCycle, deadlockVictim } from '../fixtures/deadlock';
+import { ssiDependencies, ssiDoomed, ssiFailed } from '../fixtures/serializable';
 
 const OPTS = { width: 400, height: 300, radius: 30 };
 
@@ -24,6 +25,34 @@ describe('waitForGraph', () => {
     expect(g.nodes.filter((n) => n.kind === 'lock').map((n) => n.label).sort()).toEqual(['transaction 745', 'transaction 746']);
     expect(g.edges.find((e) => e.from === 'A' && e.to === 'xid:746')?.label).toBe('ShareLock');
     expect(g.edges.find((e) => e.from === 'xid:746' && e.to === 'B')?.kind).toBe('holds');
+  });
+});
+
+describe('SERIALIZABLE in the graph', () => {
+  it('rw-antidependencies are their own edges, reader → writer, labelled rw; the wait edges stay lock waits', () => {
+    expect(rwEdges(ssiDoomed)).toEqual([
+      { id: 'rw:A(committed)->B', from: 'A', to: 'B', kind: 'rw', label: 'rw', inCycle: false, committed: { from: true, to: false } },
+      { id: 'rw:B->A(committed)', from: 'B', to: 'A', kind: 'rw', label: 'rw', inCycle: false, committed: { from: false, to: true } },
+    ]);
+    expect(waitForGraph(ssiDoomed).edges).toEqual([]);
+    expect(rwEdges(ssiFailed)).toEqual([]);
+    expect(rwEdges(deadlockCycle)).toEqual([]);
+  });
+  it.each([
+    { name: 'before A commits nobody is doomed', snap: ssiDependencies, doomed: [], committed: [] },
+    { name: 'after A commits B is doomed and A’s transaction is still tracked', snap: ssiDoomed, doomed: ['B'], committed: ['A'] },
+  ])('$name', ({ snap, doomed, committed }) => {
+    const nodes = waitForGraph(snap).nodes;
+    expect(nodes.filter((n) => n.doomed).map((n) => n.id)).toEqual(doomed);
+    expect(nodes.filter((n) => n.ssiCommitted).map((n) => n.id)).toEqual(committed);
+  });
+  it.each([
+    { x: 80, expected: { anchor: 'start', x: -30 } },
+    { x: 200, expected: { anchor: 'middle', x: 0 } },
+    { x: 320, expected: { anchor: 'end', x: 30 } },
+  ])('badgeAnchor at x = $x', ({ x, expected }) => expect(badgeAnchor(x, 400, 30)).toEqual(expected));
+  it('the deadlock fixtures have no SSI marks', () => {
+    expect(waitForGraph(deadlockCycle).nodes.some((n) => n.doomed || n.ssiCommitted)).toBe(false);
   });
 });
 

@@ -6,6 +6,7 @@ import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY
 import type { SimulationLinkDatum, SimulationNodeDatum } from 'd3';
 import type { EngineSnapshot, LockRow } from '../../engine/types';
 import { stateKey, type SessionStateKey } from './session';
+import { committedTracked, doomedSessions, rwDependencies } from './ssi';
 
 export interface Point {
   x: number;
@@ -21,15 +22,22 @@ export interface GraphNode {
   state?: SessionStateKey;
   victim: boolean;
   inCycle: boolean;
+  /** SERIALIZABLE: the session's running transaction is doomed (its next statement or COMMIT fails with 40001). */
+  doomed?: boolean;
+  /** SERIALIZABLE: a committed transaction of this session is still tracked (its rw edges and SIRead locks live on). */
+  ssiCommitted?: boolean;
 }
 
 export interface GraphEdge {
   id: string;
   from: string;
   to: string;
-  kind: 'hard' | 'soft' | 'holds';
+  /** hard / soft: lock waits; holds: resource view; rw: an SSI rw-antidependency (never a wait). */
+  kind: 'hard' | 'soft' | 'holds' | 'rw';
   label: string;
   inCycle: boolean;
+  /** rw edges: whether the reader's / the writer's transaction has committed. */
+  committed?: { from: boolean; to: boolean };
 }
 
 export interface GraphModel {
@@ -41,6 +49,8 @@ export interface GraphModel {
 export function waitForGraph(snap: EngineSnapshot): GraphModel {
   const victim = snap.deadlock?.victim;
   const cycle = new Set(snap.edges.filter((e) => e.inCycle).flatMap((e) => [e.from, e.to]));
+  const doomed = doomedSessions(snap.ssi);
+  const committed = committedTracked(snap.ssi);
   const nodes: GraphNode[] = snap.sessions.map((s) => ({
     id: s.name,
     kind: 'session',
@@ -50,6 +60,8 @@ export function waitForGraph(snap: EngineSnapshot): GraphModel {
     state: stateKey(s.state),
     victim: s.name === victim,
     inCycle: cycle.has(s.name),
+    doomed: doomed.has(s.name),
+    ssiCommitted: committed.has(s.name),
   }));
   const seen = new Map<string, number>();
   const edges: GraphEdge[] = snap.edges.map((e) => {
@@ -59,6 +71,22 @@ export function waitForGraph(snap: EngineSnapshot): GraphModel {
     return { id: n ? `${base}#${n}` : base, from: e.from, to: e.to, kind: e.kind, label: e.label, inCycle: e.inCycle };
   });
   return { nodes, edges };
+}
+
+/**
+ * SERIALIZABLE's rw-antidependencies as a second kind of edge, reader → writer, labelled "rw".
+ * Kept apart from `waitForGraph(...).edges`: they are not waits and take no part in deadlocks.
+ */
+export function rwEdges(snap: EngineSnapshot): GraphEdge[] {
+  return rwDependencies(snap).map((d) => ({
+    id: d.id,
+    from: d.from,
+    to: d.to,
+    kind: 'rw',
+    label: 'rw',
+    inCycle: false,
+    committed: { from: d.fromCommitted, to: d.toCommitted },
+  }));
 }
 
 /** A stable key and a readable name for the object a pg_locks row locks. */
@@ -243,6 +271,17 @@ export function edgeGeometry(
     });
   }
   return out;
+}
+
+/**
+ * Where a wide badge above a node starts: centred on a node in the middle third of the box, else
+ * flush with the node's outer edge and running towards the middle, so long texts (the doomed
+ * badge, in Russian too) stay inside the box. `x` is relative to the node's centre.
+ */
+export function badgeAnchor(nodeX: number, width: number, radius: number): { anchor: 'start' | 'middle' | 'end'; x: number } {
+  if (nodeX < width / 3) return { anchor: 'start', x: -radius };
+  if (nodeX > (2 * width) / 3) return { anchor: 'end', x: radius };
+  return { anchor: 'middle', x: 0 };
 }
 
 /** The point at distance `dist` from `from` in the direction of `to`. */

@@ -3,7 +3,7 @@
  * `SELECT pg_sleep(n)` in an internal observer session (`clock`, see scenario/lesson.ts
  * CLOCK_SESSION) so real PostgreSQL can replay them; that session is plumbing, not part of the
  * story, so the player hides it everywhere: panes, graph nodes, timeline lanes, held modes,
- * pg_locks rows, timers and row lockers. Only for lessons: in the lab (a spec) a user's session
+ * pg_locks rows, timers, row lockers and SERIALIZABLE (SSI) bookkeeping. Only for lessons: in the lab (a spec) a user's session
  * named `clock` is the user's own and stays visible. Pure.
  */
 import type { EngineSnapshot } from '../../engine/types';
@@ -34,6 +34,12 @@ export function withoutSessions(snap: EngineSnapshot, hidden: ReadonlySet<string
     locks: snap.locks.filter((l) => shown(l.session)),
     edges: snap.edges.filter((e) => shown(e.from) && shown(e.to)),
     timers: snap.timers.filter((t) => shown(t.session)),
+    ...(snap.ssi && {
+      ssi: {
+        transactions: snap.ssi.transactions.filter((x) => shown(x.session)),
+        conflicts: snap.ssi.conflicts.filter((c) => shown(c.from) && shown(c.to)),
+      },
+    }),
     events: snap.events.filter((e) => shown(e.type === 'deadlock' ? e.victim : e.session)),
     tables: snap.tables.map((t) => ({
       ...t,

@@ -1,6 +1,7 @@
 /** pg_locks table ordering and cell text. */
-import type { LockRow } from '../../engine/types';
+import type { EngineSnapshot, LockRow } from '../../engine/types';
 import { lockModeNumber } from '../../engine/locks/modes';
+import { sireadLockRows, type PgLocksRow } from './ssi';
 
 const LOCKTYPE_ORDER: Readonly<Record<LockRow['locktype'], number>> = {
   relation: 0,
@@ -21,6 +22,14 @@ export function sortLockRows(rows: readonly LockRow[]): LockRow[] {
       String(a.relation ?? '').localeCompare(String(b.relation ?? '')) ||
       lockModeNumber(a.mode) - lockModeNumber(b.mode),
   );
+}
+
+/**
+ * The lock table's rows: the heavyweight locks (sortLockRows), then the SIRead locks of the
+ * tracked serializable transactions, as pg_locks lists predicate locks after the others.
+ */
+export function lockTableRows(snap: Pick<EngineSnapshot, 'sessions' | 'locks' | 'ssi'>): PgLocksRow[] {
+  return [...sortLockRows(snap.locks), ...sireadLockRows(snap)];
 }
 
 /** A pg_locks value as psql shows it (NULL as empty). */
