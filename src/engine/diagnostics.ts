@@ -34,6 +34,8 @@ export interface DiagnosticsInput {
   me: string;
   /** What pg_locks must show (engine-provided), in display order. */
   locks: LockRow[];
+  /** SERIALIZABLE: the SIRead (predicate) locks pg_locks lists after the others (relation: a real OID). */
+  predicateLocks?: { locktype: 'relation' | 'page' | 'tuple'; relation: number; page: number | null; tuple: number | null; virtualtransaction: string; pid: number }[];
   /** session → sessions blocking it, in pg_blocking_pids order. */
   blocking: Record<string, string[]>;
   /** Virtual now, ms since DIAG_EPOCH. */
@@ -108,7 +110,7 @@ FROM pg_catalog.pg_locks l,
 WHERE l.pid = pg_catalog.pg_backend_pid() AND s.pid IS NOT NULL
   AND CASE l.locktype
     WHEN 'virtualxid' THEN s.vxid_row
-    WHEN 'relation' THEN l.relation <> 'pg_catalog.pg_locks'::pg_catalog.regclass
+    WHEN 'relation' THEN l.relation <> 'pg_catalog.pg_locks'::pg_catalog.regclass AND l.mode <> 'SIReadLock'
       AND NOT (l.relation::text || ':' || l.mode) = ANY (s.known || coalesce(${setting(G.baseline)}, '{}')::text[])
     ELSE false END;
 CREATE OR REPLACE VIEW ${S}.pg_stat_activity AS
@@ -288,7 +290,19 @@ export function diagnosticsDataSql(input: DiagnosticsInput): string {
   const set = (name: string, value: string): string => `pg_catalog.set_config('${name}', ${lit(value)}, true)`;
   const xactStart = me.xactStartMs ?? me.pending?.startedMs ?? input.clockMs;
   return `SELECT ${[
-    set(G.locks, JSON.stringify(input.locks.map((l) => lockJson(l, input.relationOids)))),
+    set(
+      G.locks,
+      JSON.stringify([
+        ...input.locks.map((l) => lockJson(l, input.relationOids)),
+        ...(input.predicateLocks ?? []).map((p) => ({
+          ...p,
+          database: input.databaseOid,
+          mode: 'SIReadLock',
+          granted: true,
+          fastpath: false,
+        })),
+      ]),
+    ),
     set(G.activity, JSON.stringify(activity)),
     set(G.blocking, JSON.stringify(blocking)),
     set(G.self, JSON.stringify(self)),

@@ -1000,7 +1000,10 @@ export class Engine {
       throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
     }
     if (begin.exporting) txn.snapshot = this.ex.readExportedSnapshot(pre.results[1]!.rows![0][0]!);
-    if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) txn.sx = this.ssi.begin(s.name, this.snapshotXmin(s));
+    if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) {
+      txn.sx = this.ssi.begin(s.name, this.snapshotXmin(s));
+      txn.sx.vxid = txn.vxid;
+    }
     try {
       this.verifyReplay(s, pre, begin.count + this.gucCount(s) + s.sessionAdvisory.length, replay.checks);
     } catch (e) {
@@ -1336,6 +1339,17 @@ export class Engine {
       blocking,
       clockMs: this.clock,
       relationOids: Object.fromEntries(this.catalog.map((c) => [c.name, c.oid])),
+      predicateLocks: this.ssi.all().flatMap((x) => {
+        const pid = this.sessions.get(x.session)?.pid ?? 0;
+        return [...x.locks.values()].map((l) => ({
+          locktype: l.kind,
+          relation: l.rel,
+          page: l.kind === 'relation' ? null : l.block,
+          tuple: l.kind === 'tuple' ? l.offset : null,
+          virtualtransaction: x.vxid,
+          pid,
+        }));
+      }),
       databaseOid: DATABASE_OID,
       databaseName: 'postgres',
       userName: 'postgres',

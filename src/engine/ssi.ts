@@ -68,6 +68,8 @@ function parents(t: PredTarget): PredTarget[] {
 /** One serializable transaction (SERIALIZABLEXACT). */
 export class Sxact {
   topXid: number | null = null;
+  /** The virtual transaction id pg_locks shows for its SIRead locks (set by the engine). */
+  vxid = '';
   committed = false;
   prepared = false;
   doomed = false;
