@@ -74,10 +74,10 @@ describe('App', () => {
     expect(screen.queryByTestId('shortcuts-dialog')).toBeNull();
   });
 
-  it('shows the scenario lab', () => {
+  it('shows the scenario lab (loaded on first visit)', async () => {
     location.hash = '#/lab';
     render(App, { props: { catalog, createBackend: null } });
-    expect(screen.getByTestId('lab').textContent).toContain('Scenario lab');
+    expect((await screen.findByTestId('lab', {}, { timeout: 5000 })).textContent).toContain('Scenario lab');
     expect(screen.getByTestId('lab-editor')).toBeTruthy();
   });
 });
