@@ -121,7 +121,7 @@ interface RunningStep {
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
-  epq?: { oid: number; ctids: string[] };
+  epq?: { oid: number; ctids: string[]; horizon?: number };
   done: boolean;
   error?: PgMessage;
 }
@@ -158,6 +158,8 @@ interface DryRun {
   entry: LogEntry | null;
   /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
   ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
+  /** The PGlite xid of this run's transaction (row versions committed earlier have smaller xmins). */
+  horizon?: number;
 }
 
 /** Options for Engine.create. */
@@ -675,11 +677,15 @@ export class Engine {
       }
       for (const other of this.sessions.values()) {
         if (other === s || !other.txn) continue;
+        // A REPEATABLE READ / SERIALIZABLE locker's snapshot predates this commit: the new version
+        // is invisible to its replay, the old one is not, and locking the old one follows the
+        // update chain (heap_lock_updated_tuple), as its original lock did.
+        const snapshotLocker = other.txn.isolation !== 'read committed';
         for (const e of other.txn.log)
           if (e.kind === 'image')
             for (const op of e.ops)
               if ((op.op === 'lock' || op.op === 'update' || op.op === 'delete') && !op.target.own && op.target.rel === Number(rel) && op.target.ctid === oldCtid)
-                op.target = { ...op.target, ctid: cur };
+                if (!(snapshotLocker && op.op === 'lock')) op.target = { ...op.target, ctid: cur };
       }
     }
   }
@@ -848,6 +854,7 @@ export class Engine {
       }
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
+      this.keepSessionAdvisory(s, dry.sessionAdvisory);
       this.abortTxnState(s, true);
       return 'error';
     }
@@ -867,6 +874,7 @@ export class Engine {
       dry = await this.dryRun(s, st, true);
       if (dry.raw.error) {
         step.error = dry.raw.error;
+        this.keepSessionAdvisory(s, dry.sessionAdvisory);
         this.abortTxnState(s, true);
         return 'error';
       }
@@ -878,7 +886,9 @@ export class Engine {
         // The rows the scan found: those it is locking now, and those this session already held.
         const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
         const held = this.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
-        step.epq = { oid, ctids: [...new Set([...found, ...held])] };
+        // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
+        const horizon = st.cls.verb === 'select' ? dry.horizon : undefined;
+        step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
       }
     }
     if (outcome !== 'ok') return outcome;
@@ -947,7 +957,7 @@ export class Engine {
     if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml' || !st.cls.target) return st;
     const verb = st.cls.verb;
     if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
-    const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)']);
+    const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
     return sql ? { sql, cls: st.cls } : st;
   }
 
@@ -993,7 +1003,12 @@ export class Engine {
     // One round trip for the usual case: replay, the statement, and what it locked. A locking
     // SELECT runs row by row as a cursor, in the same round trip (cursorSql, runStatement).
     const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
-    const all = await this.ex.run(merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}` : `${prefix};\n${cursorSql(st.sql)}`);
+    // A plain SELECT (or SET/SHOW) locks and writes no rows unless a function in it does: its
+    // tuple scan runs only if the sample shows that it took a transaction id.
+    const scanAlong = st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
+    const all = await this.ex.run(
+      merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL}${scanAlong ? `;\n${TUPLE_SCAN_SQL}` : ''}` : `${prefix};\n${cursorSql(st.sql)}`,
+    );
     const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
     if (pre.error) {
       await this.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
@@ -1020,7 +1035,7 @@ export class Engine {
       const notices = all.notices.filter((_, i) => mine(i));
       raw = all.error ? { results: [], error: all.error, notices } : { results: [all.results[prefixCount]], notices };
       afterRows = all.results[prefixCount + 1]?.rows;
-      scanRows = all.results[prefixCount + 2]?.rows;
+      scanRows = scanAlong ? all.results[prefixCount + 2]?.rows : undefined;
     } else ({ raw, order, afterRows, scanRows } = await this.runStatement(st, all, prefixCount));
     let after: LockSample = before;
     let plan: PlanItem[] = [];
@@ -1039,10 +1054,14 @@ export class Engine {
       assignsXid = stmtXids.size > 0;
       const ownXids = new Set([...before.xids]);
       let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
+      if (stmtXids.size && !scanRows) scanRows = (await this.ex.run(TUPLE_SCAN_SQL)).results[0]?.rows;
       if (stmtXids.size) touched = await decodeTuples(this.ex, scanRows ?? [], stmtXids, ownXids);
-      // Unique keys of the tuples this statement created (new row versions included).
       const byTable = groupBy(touched.inserted, (t) => t.relation);
-      await this.prefetch(st, byTable, touched.touched.some((t) => t.own));
+      // The rest of the dry run's reads in one round trip; the rollback rides along unless
+      // SERIALIZABLE still reads the dry run (ssiFootprint).
+      const end = txn.sx ? undefined : dryRunEnd(s.sessionAdvisory.length > 0 || after.advisory.length > 0);
+      await this.prefetch(st, byTable, touched.touched.some((t) => t.own), end);
+      // Unique keys of the tuples this statement created (new row versions included).
       for (const [table, list] of byTable) {
         const cat = this.catalog.find((c) => c.name === table);
         const sql = cat && uniqueKeysSql(cat, list.map((t) => t.ctid));
@@ -1079,9 +1098,12 @@ export class Engine {
         }
       }
     }
-    const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0;
+    // A failed statement may have taken session-level advisory locks before its error: they
+    // survive the rollback, so read them (and release them in PGlite) then too.
+    const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0 || !!raw.error;
+    const end = this.rolledBack ?? (await this.ex.run(dryRunEnd(needSessionAdvisory)));
     this.prefetched.clear();
-    const end = await this.ex.run(`ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`);
+    this.rolledBack = null;
     let sessionAdvisory: DryRun['sessionAdvisory'] = null;
     if (needSessionAdvisory) {
       sessionAdvisory = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
@@ -1104,7 +1126,9 @@ export class Engine {
       if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
       else entry = { kind: 'sql', sql: st.sql, command };
     }
-    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry, ...(ssi ? { ssi } : {}) };
+    // The dry run's own (top-level) xid: every version committed before it ran has a smaller xmin.
+    const horizon = !raw.error && after.xids.size ? Math.min(...after.xids) : undefined;
+    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry, ...(ssi ? { ssi } : {}), ...(horizon !== undefined ? { horizon } : {}) };
   }
 
   /**
@@ -1368,43 +1392,69 @@ export class Engine {
 
   /** Rows read inside the current dry run in one round trip ahead of use (see prefetch). */
   private prefetched = new Map<string, (string | null)[][]>();
+  /** Set when prefetch also rolled the dry run back: what the end of the dry run returned. */
+  private rolledBack: RawResult | null = null;
 
   /**
-   * Reads what the rest of a dry run asks of it once the tuple scan is in — the unique keys and
-   * the values of the versions the statement created, the ctid map of the session's own
-   * versions — in one round trip instead of one each. The queries are the very ones `must`
-   * is asked later; anything not fetched here (or after a failure) just runs on its own.
+   * Reads what the rest of a dry run asks of it once the tuple scan is in — the values of the
+   * versions the statement created and their unique keys, the ctid map of the session's own
+   * versions — in one round trip instead of one each, and with it, when given, the end of the
+   * dry run (`end`: its ROLLBACK). The queries are the very ones `must` is asked later; the
+   * unique keys ("index\u0001(cols)=(values)", uniqueKeysSql) are built from the values when
+   * every key column is one of them. Without `end`, anything not read here runs on its own;
+   * after the rollback, a read not prepared here is an engine error.
    */
-  private async prefetch(st: ParsedStatement, created: Map<string, { ctid: string }[]>, ownTouched: boolean): Promise<void> {
+  private async prefetch(st: ParsedStatement, created: Map<string, { ctid: string }[]>, ownTouched: boolean, end?: string): Promise<void> {
     this.prefetched.clear();
+    this.rolledBack = null;
     const sqls: string[] = [];
+    const derived: { keys: string; values: string; cat: CatalogTable }[] = [];
     for (const [table, list] of created) {
       const cat = this.catalog.find((c) => c.name === table);
       if (!cat) continue;
       const keys = uniqueKeysSql(cat, list.map((t) => t.ctid));
-      if (keys) sqls.push(keys);
-      if (recordsImage(st)) sqls.push(valuesSql(cat, list));
+      const values = recordsImage(st) ? valuesSql(cat, list) : null;
+      if (keys && values && cat.uniqueIndexes.every((ix) => ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
+      else if (keys) sqls.push(keys);
+      if (values) sqls.push(values);
     }
     if (ownTouched) sqls.push(CTID_BACK_SQL);
-    if (sqls.length < 2) return;
-    const r = await this.ex.run(sqls.join(';\n'));
-    if (r.error || r.results.length !== sqls.length) return;
+    if (!sqls.length || (sqls.length < 2 && !end)) return;
+    const r = await this.ex.run(sqls.join(';\n') + (end ? `;\n${end}` : ''));
+    if (r.error || r.results.length < sqls.length) {
+      if (!end) return;
+      await this.ex.run(`ROLLBACK;\nSELECT pg_catalog.pg_advisory_unlock_all()`);
+      throw new EngineInternalError(`reading a dry run's footprint failed: ${r.error?.message ?? 'no result'}`);
+    }
     sqls.forEach((sql, i) => this.prefetched.set(sql, r.results[i].rows ?? []));
+    for (const d of derived) {
+      const rows = this.prefetched.get(d.values)!;
+      const at = d.cat.uniqueIndexes.map((ix) => ix.columns.map((c) => d.cat.writable.indexOf(c) + 1));
+      this.prefetched.set(
+        d.keys,
+        rows.map((row) => [
+          row[0],
+          ...d.cat.uniqueIndexes.map((ix, k) => {
+            const vals = at[k].map((i) => row[i]);
+            return vals.some((v) => v === null) ? null : `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.join(', ')})`;
+          }),
+        ]),
+      );
+    }
+    if (end) this.rolledBack = { results: r.results.slice(sqls.length), notices: [] };
   }
 
   /** `ex.must`, answered from the dry run's prefetched rows when it was read ahead. */
   private async must(sql: string): Promise<(string | null)[][]> {
     const rows = this.prefetched.get(sql);
-    if (rows) {
-      this.prefetched.delete(sql);
-      return rows;
-    }
+    if (rows) return rows;
+    if (this.rolledBack) throw new EngineInternalError(`a dry run read after its rollback: ${sql.slice(0, 200)}`);
     return this.ex.must(sql);
   }
 
   /** What the statement did to tuples, as replayable row images (see images.ts). */
   private async imageOps(
-    touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; own: boolean }[],
+    touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; next?: string; own: boolean }[],
     created: { oid: number; relation: string; ctid: string }[],
     plan: PlanItem[],
   ): Promise<ImageOp[]> {
@@ -1444,7 +1494,14 @@ export class Engine {
           updatedNew.add(k);
           ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
         } else ops.push({ op: 'delete', target: ref(t) });
-      } else ops.push({ op: 'lock', target: ref(t), mode: t.mode });
+      } else {
+        // A later version locked only because the statement locked an updated one before it
+        // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,
+        // and under a snapshot that cannot see it, locking it by ctid would find nothing.
+        const ctid = `(${t.block},${t.offset})`;
+        if (!t.own && touched.some((u) => u !== t && u.oid === t.oid && !u.own && u.next === ctid && u.mode === t.mode)) continue;
+        ops.push({ op: 'lock', target: ref(t), mode: t.mode });
+      }
     }
     for (const c of created) {
       const k = `${c.oid}:${c.ctid}`;
@@ -1500,6 +1557,9 @@ export class Engine {
         case 'rel':
         case 'adv': {
           if (item.kind === 'adv' && item.sessionLevel) {
+            // Taken by this statement before it waited (a re-run after a wake-up): held once.
+            const xactHolds = txn.held.filter((h) => sameTag(h.tag, item.tag) && h.mode === item.mode).length;
+            if (!s.sessionAdvisory.some((a) => sameTag(a.tag, item.tag) && a.mode === item.mode) && this.lm.holdCount(s.proc, item.tag, item.mode) > xactHolds) continue;
             const r = this.lm.acquire(s.proc, item.tag, item.mode);
             if (r.status === 'granted') continue;
             return this.handleAcquire(s, r, item.tag, item.mode);
@@ -1704,6 +1764,29 @@ export class Engine {
       }
     }
     step.tupleLocks = [];
+  }
+
+  /**
+   * A statement failed: the session-level advisory locks it took before the error stay held, as
+   * in PostgreSQL (those PGlite still held after the failed run). One that an earlier run of the
+   * statement took before it waited is already held in the model; one another session holds is
+   * left out (PostgreSQL would have waited for it before failing: a limit in docs/engine.md).
+   */
+  private keepSessionAdvisory(s: Sess, survivors: DryRun['sessionAdvisory']): void {
+    if (!survivors) return;
+    const same = (tag: LockTag, mode: LockMode) => (x: { tag: LockTag; mode: LockMode }) => sameTag(x.tag, tag) && x.mode === mode;
+    const taken: { tag: LockTag; mode: LockMode }[] = [];
+    const kept = survivors.filter((a) => {
+      const tag: LockTag = { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 };
+      if (s.sessionAdvisory.some(same(tag, a.mode))) return true;
+      const xactHolds = s.txn?.held.filter(same(tag, a.mode)).length ?? 0;
+      if (this.lm.holdCount(s.proc, tag, a.mode) > xactHolds || this.lm.acquire(s.proc, tag, a.mode, { dontWait: true }).status === 'granted') {
+        taken.push({ tag, mode: a.mode });
+        return true;
+      }
+      return false;
+    });
+    this.setSessionAdvisory(s, kept, taken);
   }
 
   /** The session-level advisory locks PGlite reports after a statement become the session's set; unlocked ones wake waiters. */
@@ -2156,6 +2239,11 @@ const FETCH_PAIR = 'SAVEPOINT lockstep_f;\nFETCH 1 FROM lockstep_cursor;\n';
  */
 function cursorSql(sql: string): string {
   return `SAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n${FETCH_PAIR.repeat(CURSOR_BATCH)}SAVEPOINT lockstep_s;\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`;
+}
+
+/** The end of a dry run: ROLLBACK, and the session-level advisory locks that survive it (then released). */
+function dryRunEnd(needSessionAdvisory: boolean): string {
+  return `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`;
 }
 
 /** The replay's ctid map: own versions' current ctids and the version ids they were recorded under. */

@@ -23,3 +23,11 @@ describe('restrictToTuples', () => {
       expect(c).toEqual(input);
     });
 });
+
+describe('restrictToTuples with a horizon', () => {
+  it('keeps the row versions committed before the statement started eligible', () => {
+    const sql = restrictToTuples('SELECT * FROM jobs ORDER BY id LIMIT 1 FOR UPDATE', 'select', 'jobs', ['(0,1)'], 731);
+    expect(sql).toContain(`jobs.ctid = ANY('{"(0,1)"}'::tid[])`);
+    expect(sql).toMatch(/ OR jobs\.xmin::text::bigint < 731\) ORDER BY id LIMIT 1 FOR UPDATE$/);
+  });
+});

@@ -14,7 +14,7 @@ const DML_TAIL = new Set(['RETURNING']);
 const SET_OPS = new Set(['UNION', 'INTERSECT', 'EXCEPT']);
 
 /** The statement with its target restricted to the given tuples, or null when it cannot be done safely. */
-export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delete', target: string, ctids: string[]): string | null {
+export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delete', target: string, ctids: string[], horizon?: number): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
   const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
@@ -40,7 +40,11 @@ export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delet
   }
   // Row versions the session created itself cannot have been changed by anyone else: they stay eligible.
   const t = quote(target);
-  const restriction = `(${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid'))`;
+  // With a horizon (the PGlite xid of the statement's first run), row versions committed before
+  // the statement started stay eligible too: a scan that stopped early (LIMIT) goes on past the
+  // rows it had found, over the rows its snapshot saw; versions committed later are not among them.
+  const older = horizon !== undefined ? ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}` : '';
+  const restriction = `(${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
   if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${slice(end, bytes.length)}`.trim();
   return `${slice(0, end).trimEnd()} WHERE ${restriction} ${slice(end, bytes.length)}`.trim();
 }

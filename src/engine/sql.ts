@@ -98,6 +98,11 @@ const UNSUPPORTED: Record<string, string> = {
   CreatedbStmt: 'CREATE DATABASE',
   DropdbStmt: 'DROP DATABASE',
   DiscardStmt: 'DISCARD',
+  // Prepared statements would live in PGlite's one backend, shared by every session and
+  // outliving the dry run that created them.
+  PrepareStmt: 'PREPARE / EXECUTE (prepared statements)',
+  ExecuteStmt: 'PREPARE / EXECUTE (prepared statements)',
+  DeallocateStmt: 'DEALLOCATE',
   LoadStmt: 'LOAD',
   CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
 };

@@ -36,6 +36,8 @@ export interface TupleTouch {
   mode: RowLockMode;
   /** For updates: the new version's ctid; for deletes and locks: undefined. */
   newCtid?: string;
+  /** For locks of a version that was updated: the next version's ctid (t_ctid). */
+  next?: string;
   /** The tuple was created by this session's own transaction (nobody else can see it). */
   own: boolean;
   /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */
@@ -187,6 +189,7 @@ export async function decodeTuples(
     if (!mode) continue;
     const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode, own: ownXids.has(Number(xmin)), xid: byXid };
     if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    else if (mode !== 'NoKeyUpdate' && mode !== 'Update' && tctid && tctid !== ctid) t.next = tctid;
     touched.push(t);
   }
   return { touched, inserted };

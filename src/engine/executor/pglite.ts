@@ -55,6 +55,51 @@ function tryAdvisoryShadows(): string {
 }
 
 
+/**
+ * What schema public holds: one row per object that depends on it (its kind and identity, as
+ * pg_identify_object names them), one row of NULLs when it is empty, none when it is missing.
+ */
+const PUBLIC_OBJECTS_SQL = `SELECT o.type, o.identity FROM pg_catalog.pg_namespace n
+LEFT JOIN pg_catalog.pg_depend d ON d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND d.refobjid = n.oid
+LEFT JOIN LATERAL pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o ON true
+WHERE n.nspname = 'public'`;
+
+/** How many objects of any kind schema public still holds (extension members do not show in pg_depend). */
+const PUBLIC_LEFT_SQL = `SELECT ${[
+  'pg_class.relnamespace',
+  'pg_type.typnamespace',
+  'pg_proc.pronamespace',
+  'pg_operator.oprnamespace',
+  'pg_opclass.opcnamespace',
+  'pg_opfamily.opfnamespace',
+  'pg_collation.collnamespace',
+  'pg_conversion.connamespace',
+  'pg_statistic_ext.stxnamespace',
+  'pg_ts_config.cfgnamespace',
+  'pg_ts_dict.dictnamespace',
+  'pg_ts_parser.prsnamespace',
+  'pg_ts_template.tmplnamespace',
+  'pg_extension.extnamespace',
+  'pg_default_acl.defaclnamespace',
+  'pg_publication_namespace.pnnspid',
+]
+  .map((c) => `(SELECT count(*) FROM pg_catalog.${c.split('.')[0]} x WHERE x.${c.split('.')[1]} = n.oid)`)
+  .join(' + ')} FROM pg_catalog.pg_namespace n WHERE n.nspname = 'public'`;
+
+/** DROP statement kinds for the objects a scenario creates in schema public (pg_identify_object's names). */
+const DROP_KIND: Record<string, string> = {
+  table: 'TABLE',
+  view: 'VIEW',
+  'materialized view': 'MATERIALIZED VIEW',
+  sequence: 'SEQUENCE',
+  'foreign table': 'FOREIGN TABLE',
+  function: 'FUNCTION',
+  procedure: 'PROCEDURE',
+  aggregate: 'AGGREGATE',
+  type: 'TYPE',
+  collation: 'COLLATION',
+};
+
 /** Thin wrapper around one PGlite instance. */
 export class PgliteExecutor {
   private constructor(private readonly db: PGlite) {}
@@ -165,7 +210,22 @@ export class PgliteExecutor {
     await this.run('ROLLBACK');
     const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
     for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
-    await this.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
+    // The objects in schema public go one by one: any change to pg_namespace (dropping and
+    // creating the schema) resets PostgreSQL's whole plan cache, and the next scenario's first
+    // dry runs would plan every prepared footprint query again. Kinds not listed here, a missing
+    // schema or anything left behind fall back to dropping the schema.
+    const rows = await this.must(PUBLIC_OBJECTS_SQL);
+    const objects = rows.filter(([kind]) => kind !== null);
+    if (rows.length === 0 || objects.some(([kind]) => !DROP_KIND[kind!])) {
+      await this.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
+      return;
+    }
+    const drops = objects.map(([kind, identity]) => `DROP ${DROP_KIND[kind!]} IF EXISTS ${identity} CASCADE;\n`).join('');
+    const r = await this.run(`SELECT pg_catalog.pg_advisory_unlock_all();\n${drops}RESET ALL;\n${PUBLIC_LEFT_SQL}`);
+    if (r.error || r.results.at(-1)?.rows?.[0]?.[0] !== '0') {
+      await this.run('ROLLBACK');
+      await this.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);
+    }
   }
 
   /** Closes the instance. */
