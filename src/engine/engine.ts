@@ -864,7 +864,7 @@ export class Engine {
       const candidates = this.ssi.indexCandidates(sx, dry.ssi.scope);
       const reached = candidates.length ? await this.indexReached(st, candidates) : undefined;
       try {
-        this.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? await this.readsHeapPage(dry.ssi, reached) : true);
+        this.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? this.readsHeapPage(dry.ssi, reached) : true);
         if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
       } catch (e) {
         return this.ssiError(s, e);
@@ -1223,7 +1223,7 @@ export class Engine {
    * PostgreSQL, one holding committed rows or another session's open writes); an index scan
    * only if it returned an entry (its own rows included, which take no SIRead lock).
    */
-  private async readsHeapPage(dry: NonNullable<DryRun['ssi']>, reached: ReadonlySet<SsiWrite> | undefined): Promise<boolean> {
+  private readsHeapPage(dry: NonNullable<DryRun['ssi']>, reached: ReadonlySet<SsiWrite> | undefined): boolean {
     if ((reached?.size ?? 0) > 0 || (dry.indexEntriesRead ?? 0) > 0) return true;
     for (const t of dry.scope) {
       if (this.relations.get(t.rel)?.isIndex) continue;

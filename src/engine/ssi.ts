@@ -194,8 +194,8 @@ export class Ssi {
 
   /**
    * A statement wrote (after any lock waits: heap_update / heap_delete check after the tuple
-   * is theirs, heap_insert before it inserts). `subxact`: inside a savepoint, where the own
-   * SIREAD lock on a written tuple is kept.
+   * is theirs, heap_insert before it inserts). `depth` > 0: inside a savepoint, where the own
+   * SIREAD lock on a written tuple is kept and the writes go if the subtransaction aborts.
    */
   write(me: Sxact, writes: SsiWrite[], depth: number, xid: number | null): void {
     if (!writes.length) return;
