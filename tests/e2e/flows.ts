@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { Page } from 'playwright-core';
-import { assert, diffViews, norm, waitFor, type FlowContext } from './harness';
+import { assert, diffViews, norm, waitFor, type FlowContext, type PredictPolicy } from './harness';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LESSONS = join(ROOT, 'lessons');
@@ -48,6 +48,16 @@ function scriptItems(id: string) {
 /** The lesson's predict checkpoints in order (each is asked before the item that follows it). */
 function predicts(id: string): PredictYaml[] {
   return lessonYaml(id).steps.flatMap((s) => (s.predict ? [s.predict] : []));
+}
+
+/** A predict policy that gives the lesson's right answer, recognising each checkpoint by its question in `lang`. */
+function rightAnswers(id: string, lang: 'en' | 'ru' = 'en'): Exclude<PredictPolicy, string> {
+  const checkpoints = predicts(id);
+  return (_key, question) => {
+    const p = checkpoints.find((x) => norm(x.question[lang]) === question);
+    assert(p, `predict question "${question}" is not the ${lang} text of one of the lesson's checkpoints`);
+    return p.answer;
+  };
 }
 
 interface ExpectedStep {
@@ -133,11 +143,7 @@ const classicDeadlock: Flow = {
   async run(ctx) {
     // Answer every predict checkpoint with the YAML's right answer, matched by its question.
     const checkpoints = predicts('classic-deadlock');
-    ctx.predictPolicy = (_key, question) => {
-      const p = checkpoints.find((x) => norm(x.question.en) === question);
-      assert(p, `predict question "${question}" is not one of the lesson's checkpoints`);
-      return p.answer;
-    };
+    ctx.predictPolicy = rightAnswers('classic-deadlock');
     await ctx.openLesson('classic-deadlock');
     const [, total] = await ctx.position();
     let sawCycleAt = -1;
@@ -521,11 +527,7 @@ const serializableWriteSkew: Flow = {
     const id = 'serializable-write-skew';
     const items = scriptItems(id);
     const checkpoints = predicts(id);
-    ctx.predictPolicy = (_key, question) => {
-      const p = checkpoints.find((x) => norm(x.question.en) === question);
-      assert(p, `predict question "${question}" is not one of the lesson's checkpoints`);
-      return p.answer;
-    };
+    ctx.predictPolicy = rightAnswers(id);
     // Cursor positions from the YAML: A's BEGIN … SERIALIZABLE, then A's COMMIT, then B's COMMIT.
     const serStart = items.findIndex((s) => /ISOLATION LEVEL SERIALIZABLE/.test(s.sql ?? '')) + 1;
     const aCommit = items.findIndex((s, i) => i >= serStart && s.session === 'A' && /^COMMIT/.test(s.sql ?? '')) + 1;
@@ -705,11 +707,7 @@ const skipLockedRu: Flow = {
       'lesson summary in the narration panel',
     );
     // Answer every predict checkpoint right, recognising it by its Russian question.
-    ctx.predictPolicy = (_key, question) => {
-      const p = checkpoints.find((x) => norm(x.question.ru) === question);
-      assert(p, `predict question «${question}» is not the Russian text of one of the lesson's checkpoints`);
-      return p.answer;
-    };
+    ctx.predictPolicy = rightAnswers(id, 'ru');
     const problems: string[] = [];
     let answered = 0;
     await playSkipLockedAgainstPostgres(ctx, async (cursor) => {
