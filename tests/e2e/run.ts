@@ -2,22 +2,43 @@
  * Real-browser end-to-end suite: `npm run test:e2e` (= `vite build && node --import tsx tests/e2e/run.ts`).
  *
  * Serves the production build with Vite's preview server on a free port, drives headless Chromium
- * (playwright-core) through the flows in ./flows.ts, one fresh browser context per flow, and saves
+ * (playwright-core) through the flows in ./flows/ (every module there exporting `FLOWS`), one fresh browser context per flow, and saves
  * screenshots to test-results/e2e/. Prints one line per flow and then `N passed, N failed`;
  * exits 1 when any flow failed. Options: `--only <name>[,<name>…]` runs a subset.
  * See docs/e2e.md.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { PreviewServer } from 'vite';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM, ROOT, launchChromium, previewDist } from './browser';
-import { FLOWS } from './flows';
+import type { Flow } from './flow';
 import { FlowContext } from './harness';
 
 const DIST = join(ROOT, 'dist');
 const OUT = join(ROOT, 'test-results', 'e2e');
 const FLOW_TIMEOUT_MS = 120_000;
+
+/** Every flow of every module in ./flows/, in file-name order; a module exports `FLOWS: Flow[]`. */
+async function loadFlows(): Promise<Flow[]> {
+  const dir = join(ROOT, 'tests', 'e2e', 'flows');
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .sort();
+  const all: Flow[] = [];
+  for (const f of files) {
+    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { FLOWS?: Flow[] };
+    if (!Array.isArray(mod.FLOWS)) throw new Error(`tests/e2e/flows/${f} does not export FLOWS`);
+    all.push(...mod.FLOWS);
+  }
+  const seen = new Set<string>();
+  for (const flow of all) {
+    if (seen.has(flow.name)) throw new Error(`two e2e flows are named ${flow.name}`);
+    seen.add(flow.name);
+  }
+  return all;
+}
 
 function parseOnly(argv: string[]): Set<string> | null {
   const i = argv.indexOf('--only');
@@ -47,6 +68,7 @@ async function main(): Promise<number> {
     console.error(`Chromium not found at ${CHROMIUM}: apt-get update && apt-get install -y chromium (or set CHROMIUM_PATH).`);
     return 1;
   }
+  const FLOWS = await loadFlows();
   const only = parseOnly(process.argv.slice(2));
   const flows = only ? FLOWS.filter((f) => only.has(f.name)) : FLOWS;
   if (only && flows.length !== only.size) {

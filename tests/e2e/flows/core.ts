@@ -1,101 +1,15 @@
 /**
- * The e2e flows. Each runs in a fresh browser context against the production build and asserts
- * only on what the real engine (PGlite in the Web Worker) produced, through the real UI.
+ * The original e2e flows. Each runs in a fresh browser context against the production build and
+ * asserts only on what the real engine (PGlite in the Web Worker) produced, through the real UI.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { assert, diffViews, norm, waitFor, type FlowContext, type PredictPolicy } from './harness';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const LESSONS = join(ROOT, 'lessons');
-
-export interface Flow {
-  name: string;
-  title: string;
-  viewport?: { width: number; height: number };
-  run: (ctx: FlowContext) => Promise<void>;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lesson sources (read from disk, so the assertions follow the lessons, not hard-coded copies)
-
-interface PredictYaml {
-  question: { en: string; ru: string };
-  choices: { id: string; label: { en: string; ru: string } }[];
-  answer: string;
-  explanation: { en: string; ru: string };
-}
-
-interface LessonYaml {
-  id: string;
-  title: { en: string; ru: string };
-  summary: { en: string; ru: string };
-  steps: { session?: string; sql?: string; pause?: string; predict?: PredictYaml; narration?: { en: string; ru: string } }[];
-}
-
-function lessonYaml(id: string): LessonYaml {
-  return parseYaml(readFileSync(join(LESSONS, `${id}.yaml`), 'utf8')) as LessonYaml;
-}
-
-/** Script items as the player counts them (predict items are not steps). */
-function scriptItems(id: string) {
-  return lessonYaml(id).steps.filter((s) => !s.predict);
-}
-
-/** The lesson's predict checkpoints in order (each is asked before the item that follows it). */
-function predicts(id: string): PredictYaml[] {
-  return lessonYaml(id).steps.flatMap((s) => (s.predict ? [s.predict] : []));
-}
-
-/** A predict policy that gives the lesson's right answer, recognising each checkpoint by its question in `lang`. */
-function rightAnswers(id: string, lang: 'en' | 'ru' = 'en'): Exclude<PredictPolicy, string> {
-  const checkpoints = predicts(id);
-  return (_key, question) => {
-    const p = checkpoints.find((x) => norm(x.question[lang]) === question);
-    assert(p, `predict question "${question}" is not the ${lang} text of one of the lesson's checkpoints`);
-    return p.answer;
-  };
-}
-
-interface ExpectedStep {
-  name: string;
-  sql: string;
-  /** Result rows (cells trimmed) of every table the step printed. */
-  rows: string[][];
-  errors: string[];
-}
-
-/** Parses an isolation-tester `.expected.txt` (what real PostgreSQL printed) into steps. */
-function expectedSteps(id: string): ExpectedStep[] {
-  const lines = readFileSync(join(LESSONS, `${id}.expected.txt`), 'utf8').split('\n');
-  const out: ExpectedStep[] = [];
-  let cur: ExpectedStep | null = null;
-  let inTable = false;
-  for (const line of lines) {
-    const m = /^step (\S+): (.*)$/.exec(line);
-    if (m) {
-      cur = { name: m[1], sql: m[2], rows: [], errors: [] };
-      out.push(cur);
-      inTable = false;
-      continue;
-    }
-    if (!cur) continue;
-    if (/^-+(\+-+)*$/.test(line)) inTable = true;
-    else if (/^\(\d+ rows?\)$/.test(line)) inTable = false;
-    else if (inTable) cur.rows.push(line.split('|').map((c) => c.trim()));
-    else if (line.startsWith('ERROR:')) cur.errors.push(line);
-  }
-  return out;
-}
-
-const lessonIds = () =>
-  readdirSync(LESSONS)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => f.replace(/\.yaml$/, ''))
-    .sort();
+import { parse as parseYaml } from 'yaml';
+import { ROOT } from '../browser';
+import { assert, diffViews, norm, waitFor, type FlowContext } from '../harness';
+import type { Flow } from '../flow';
+import { LESSONS, expectedSteps, lessonIds, lessonYaml, predicts, rightAnswers, scriptItems, type LessonYaml } from '../lessonData';
 
 // ---------------------------------------------------------------------------------------------
 
@@ -1278,22 +1192,5 @@ const interview: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [
-  home,
-  classicDeadlock,
-  classicDeadlockRu,
-  dataViewMvcc,
-  nowait,
-  serializableWriteSkew,
-  skipLocked,
-  skipLockedRu,
-  undo,
-  watchdog,
-  hostile,
-  presenter,
-  labEditor,
-  labImport,
-  labExplore,
-  retryLab,
-  interview,
-];
+
+export const FLOWS: Flow[] = [home, classicDeadlock, classicDeadlockRu, dataViewMvcc, nowait, serializableWriteSkew, skipLocked, skipLockedRu, undo, watchdog, hostile, presenter, labEditor, labImport, labExplore, retryLab, interview];
