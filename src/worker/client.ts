@@ -83,6 +83,7 @@ export class EngineClient {
   private source: ScenarioSource | null = null;
   private history: PlayerAction[] = [];
   private cursor = 0;
+  private overdueShown = false;
 
   constructor(private readonly opts: ClientOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
@@ -121,9 +122,11 @@ export class EngineClient {
     return this.history;
   }
 
-  /** Stops the worker. */
+  /** Stops the worker (and withdraws a countdown it showed). */
   dispose(): void {
     this.worker.terminate();
+    if (this.overdueShown) this.opts.onOverdue?.(null);
+    this.overdueShown = false;
   }
 
   private rebuildLimit(actions: number): number {
@@ -195,6 +198,7 @@ export class EngineClient {
         worker.onerror = null;
         if (overdue) onOverdue?.(null);
         overdue = false;
+        this.overdueShown = false;
       };
       const stop = (how: string): void => {
         const afterMs = performance.now() - t0;
@@ -203,6 +207,7 @@ export class EngineClient {
       };
       const report = (stopAt: number): void => {
         clearTimeout(hard);
+        this.overdueShown = true;
         hard = setTimeout(() => stop('no answer within the countdown'), Math.max(0, stopAt - performance.now()));
         onOverdue?.({
           what: whatRuns(cmd),

@@ -1,7 +1,7 @@
 /** The retry page's pure model: sweeps and chart layout. */
 import { describe, expect, it } from 'vitest';
 import { lineChart, sweepConfigs, workerCounts } from '../../src/ui/retry/sweep';
-import { DEFAULT_CONFIG } from '../../src/retrylab/types';
+import { coursePolicyFor, DEFAULT_CONFIG } from '../../src/retrylab/types';
 import { retryMessages, RETRY_MESSAGES } from '../../src/ui/retry/i18n';
 
 describe('retry page model', () => {
@@ -25,6 +25,23 @@ describe('retry page model', () => {
     expect(c.series.map((s) => s.strategy)).toEqual(['unordered', 'ordered']);
     expect(c.series[0].path.startsWith('M')).toBe(true);
     expect(c.series[0].points[1].y).toBeLessThan(c.series[0].points[0].y);
+  });
+
+  it('gives each strategy the policy asked for: NOWAIT + retry retries 55P03 by the course', () => {
+    const configs = sweepConfigs({ ...DEFAULT_CONFIG, workers: 2 }, ['unordered', 'nowait-retry'], coursePolicyFor);
+    expect(configs.map((c) => [c.strategy, c.policy.retryOn])).toEqual([
+      ['unordered', ['40P01', '40001']],
+      ['nowait-retry', ['40P01', '40001', '55P03']],
+    ]);
+  });
+
+  it('offers only whole-number ticks for counts, and distinct dash and marker per series', () => {
+    const r = (strategy: 'unordered' | 'ordered' | 'advisory', workers: number, deadlocks: number) =>
+      ({ config: { ...DEFAULT_CONFIG, strategy, workers }, deadlocks }) as never;
+    const c = lineChart([r('unordered', 2, 0), r('unordered', 4, 1), r('ordered', 2, 0), r('advisory', 2, 0)], (x: { deadlocks: number }) => x.deadlocks, 640, 320, { integer: true });
+    expect(c.yTicks.map((t) => t.v)).toEqual([0, 1]);
+    expect(new Set(c.series.map((s) => s.dash)).size).toBe(3);
+    expect(new Set(c.series.map((s) => s.marker)).size).toBe(3);
   });
 
   it('both languages have the same keys', () => {

@@ -1,6 +1,6 @@
 /** The page's model, pure: which runs a sweep makes, and chart layout with D3 scales. */
-import { scaleBand, scaleLinear } from 'd3';
-import type { LabConfig, LabResult, StrategyId } from '../../retrylab/types';
+import { scaleBand, scaleLinear, symbol, symbolCircle, symbolCross, symbolDiamond, symbolSquare, symbolTriangle, type SymbolType } from 'd3';
+import type { LabConfig, LabResult, RetryPolicy, StrategyId } from '../../retrylab/types';
 
 /** Worker counts of a sweep: 2, 4, … up to max (max always included). */
 export function workerCounts(max: number): number[] {
@@ -10,14 +10,18 @@ export function workerCounts(max: number): number[] {
   return [...new Set(out)];
 }
 
-/** One configuration per (strategy, worker count). */
-export function sweepConfigs(base: LabConfig, strategies: StrategyId[]): LabConfig[] {
-  return strategies.flatMap((strategy) => workerCounts(base.workers).map((workers) => ({ ...base, strategy, workers })));
+/** One configuration per (strategy, worker count); `policyOf` gives each strategy its own retry policy. */
+export function sweepConfigs(base: LabConfig, strategies: StrategyId[], policyOf: (s: StrategyId) => RetryPolicy = () => base.policy): LabConfig[] {
+  return strategies.flatMap((strategy) => workerCounts(base.workers).map((workers) => ({ ...base, strategy, workers, policy: policyOf(strategy) })));
 }
 
 export interface Series {
   strategy: StrategyId;
   color: string;
+  /** stroke-dasharray ('' = solid): lines that coincide stay distinguishable. */
+  dash: string;
+  /** The marker drawn at each point, centred on 0,0 (translate it to the point). */
+  marker: string;
   path: string;
   points: { x: number; y: number; value: number; workers: number }[];
 }
@@ -30,20 +34,59 @@ export const STRATEGY_COLORS: Record<StrategyId, string> = {
   advisory: '#7a3ff2',
 };
 
-/** Line-chart layout of `metric` vs workers, one series per strategy. */
-export function lineChart(results: LabResult[], metric: (r: LabResult) => number, width: number, height: number, pad = 34) {
+/** Each strategy's line pattern and marker shape, so the series differ by more than colour. */
+export const STRATEGY_STYLES: Record<StrategyId, { dash: string; symbol: SymbolType }> = {
+  unordered: { dash: '', symbol: symbolCircle },
+  ordered: { dash: '9 4', symbol: symbolSquare },
+  'nowait-retry': { dash: '2 4', symbol: symbolTriangle },
+  'skip-locked': { dash: '12 4 2 4', symbol: symbolDiamond },
+  advisory: { dash: '5 5', symbol: symbolCross },
+};
+
+/** Plot margins: room for tick labels and the axis titles. */
+export const CHART_MARGIN = { left: 64, right: 14, top: 12, bottom: 48 };
+
+/**
+ * Line-chart layout of `metric` vs workers, one series per strategy. `integer`: the metric is a
+ * count, so only whole-number ticks are offered. Markers shrink from the first series to the
+ * last, so points that coincide show as nested shapes.
+ */
+export function lineChart(results: LabResult[], metric: (r: LabResult) => number, width: number, height: number, opts: { integer?: boolean } = {}) {
+  const m = CHART_MARGIN;
   const xs = [...new Set(results.map((r) => r.config.workers))].sort((a, b) => a - b);
-  const x = scaleLinear().domain([Math.min(...xs, 2), Math.max(...xs, 3)]).range([pad, width - 10]);
-  const y = scaleLinear().domain([0, Math.max(1, ...results.map(metric))]).nice().range([height - 22, 8]);
+  const x = scaleLinear().domain([Math.min(...xs, 2), Math.max(...xs, 3)]).range([m.left + 8, width - m.right - 8]);
+  const y = scaleLinear().domain([0, Math.max(1, ...results.map(metric))]).nice().range([height - m.bottom, m.top]);
   const strategies = [...new Set(results.map((r) => r.config.strategy))];
-  const series: Series[] = strategies.map((strategy) => {
+  const series: Series[] = strategies.map((strategy, i) => {
     const points = results
       .filter((r) => r.config.strategy === strategy)
       .sort((a, b) => a.config.workers - b.config.workers)
       .map((r) => ({ x: x(r.config.workers), y: y(metric(r)), value: metric(r), workers: r.config.workers }));
-    return { strategy, color: STRATEGY_COLORS[strategy], points, path: points.map((p, i) => `${i ? 'L' : 'M'}${p.x},${p.y}`).join('') };
+    const size = Math.max(40, 150 - 28 * i);
+    return {
+      strategy,
+      color: STRATEGY_COLORS[strategy],
+      dash: STRATEGY_STYLES[strategy].dash,
+      marker: symbol(STRATEGY_STYLES[strategy].symbol, size)() ?? '',
+      points,
+      path: points.map((p, k) => `${k ? 'L' : 'M'}${p.x},${p.y}`).join(''),
+    };
   });
-  return { series, xTicks: xs.map((v) => ({ v, x: x(v) })), yTicks: y.ticks(4).map((v) => ({ v, y: y(v) })), x0: pad, y0: height - 22 };
+  const ticks = y.ticks(5).filter((v) => !opts.integer || Number.isInteger(v));
+  return {
+    series,
+    xTicks: xs.map((v) => ({ v, x: x(v) })),
+    yTicks: ticks.map((v) => ({ v, y: y(v) })),
+    x0: m.left,
+    y0: height - m.bottom,
+    x1: width - m.right,
+    y1: m.top,
+  };
+}
+
+/** A legend entry's marker path, centred on 0,0. */
+export function legendMarker(strategy: StrategyId): string {
+  return symbol(STRATEGY_STYLES[strategy].symbol, 80)() ?? '';
 }
 
 export const OUTCOME_COLORS: Record<string, string> = {
