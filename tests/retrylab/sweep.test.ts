@@ -41,7 +41,7 @@ describe('retry page model', () => {
     const c = lineChart([r('unordered', 2, 0), r('unordered', 4, 1), r('ordered', 2, 0), r('advisory', 2, 0)], (x: { deadlocks: number }) => x.deadlocks, 640, 320, { integer: true });
     expect(c.yTicks.map((t) => t.v)).toEqual([0, 1]);
     expect(new Set(c.series.map((s) => s.dash)).size).toBe(3);
-    expect(new Set(c.series.map((s) => s.marker)).size).toBe(3);
+    expect(new Set(c.series.map((s) => JSON.stringify(s.marker))).size).toBe(3);
   });
 
   it('both languages have the same keys', () => {

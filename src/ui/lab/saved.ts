@@ -113,9 +113,16 @@ export function listRecent(): RecentDraft[] {
   return out;
 }
 
+/** JSON with object keys sorted, so content compares equal whatever order the keys were built in. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+}
+
 /** True when two scenarios have the same content. */
 export function sameScenario(a: LabScenario, b: LabScenario): boolean {
-  return scenarioJson(a) === scenarioJson(b);
+  return canonical(a) === canonical(b);
 }
 
 /**

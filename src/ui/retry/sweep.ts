@@ -1,5 +1,5 @@
 /** The page's model, pure: which runs a sweep makes, and chart layout with D3 scales. */
-import { scaleBand, scaleLinear, symbol, symbolCircle, symbolCross, symbolDiamond, symbolSquare, symbolTriangle, type SymbolType } from 'd3';
+import { scaleBand, scaleLinear } from 'd3';
 import type { LabConfig, LabResult, RetryPolicy, StrategyId } from '../../retrylab/types';
 
 /** Worker counts of a sweep: 2, 4, … up to max (max always included). */
@@ -21,7 +21,7 @@ export interface Series {
   /** stroke-dasharray ('' = solid): lines that coincide stay distinguishable. */
   dash: string;
   /** The marker drawn at each point, centred on 0,0 (translate it to the point). */
-  marker: string;
+  marker: Marker;
   path: string;
   points: { x: number; y: number; value: number; workers: number }[];
 }
@@ -34,14 +34,38 @@ export const STRATEGY_COLORS: Record<StrategyId, string> = {
   advisory: '#7a3ff2',
 };
 
+/** Marker shapes; the series lines are the charts' only <path> elements. */
+export type MarkerShape = 'circle' | 'square' | 'triangle' | 'diamond' | 'cross';
+
+/** A marker centred on 0,0: a circle of radius `r`, or a polygon. */
+export type Marker = { r: number; points?: undefined } | { r?: undefined; points: string };
+
 /** Each strategy's line pattern and marker shape, so the series differ by more than colour. */
-export const STRATEGY_STYLES: Record<StrategyId, { dash: string; symbol: SymbolType }> = {
-  unordered: { dash: '', symbol: symbolCircle },
-  ordered: { dash: '9 4', symbol: symbolSquare },
-  'nowait-retry': { dash: '2 4', symbol: symbolTriangle },
-  'skip-locked': { dash: '12 4 2 4', symbol: symbolDiamond },
-  advisory: { dash: '5 5', symbol: symbolCross },
+export const STRATEGY_STYLES: Record<StrategyId, { dash: string; shape: MarkerShape }> = {
+  unordered: { dash: '', shape: 'circle' },
+  ordered: { dash: '9 4', shape: 'square' },
+  'nowait-retry': { dash: '2 4', shape: 'triangle' },
+  'skip-locked': { dash: '12 4 2 4', shape: 'diamond' },
+  advisory: { dash: '5 5', shape: 'cross' },
 };
+
+/** The marker of `shape` with half-width `h` px. */
+export function marker(shape: MarkerShape, h: number): Marker {
+  const pts = (xy: number[][]) => ({ points: xy.map(([x, y]) => `${+x.toFixed(2)},${+y.toFixed(2)}`).join(' ') });
+  const t = h / 3;
+  switch (shape) {
+    case 'circle':
+      return { r: h };
+    case 'square':
+      return pts([[-h, -h], [h, -h], [h, h], [-h, h]]);
+    case 'triangle':
+      return pts([[0, -h * 1.15], [h * 1.1, h * 0.75], [-h * 1.1, h * 0.75]]);
+    case 'diamond':
+      return pts([[0, -h * 1.3], [h, 0], [0, h * 1.3], [-h, 0]]);
+    case 'cross':
+      return pts([[-t, -h], [t, -h], [t, -t], [h, -t], [h, t], [t, t], [t, h], [-t, h], [-t, t], [-h, t], [-h, -t], [-t, -t]]);
+  }
+}
 
 /** Plot margins: room for tick labels and the axis titles. */
 export const CHART_MARGIN = { left: 64, right: 14, top: 12, bottom: 48 };
@@ -62,12 +86,12 @@ export function lineChart(results: LabResult[], metric: (r: LabResult) => number
       .filter((r) => r.config.strategy === strategy)
       .sort((a, b) => a.config.workers - b.config.workers)
       .map((r) => ({ x: x(r.config.workers), y: y(metric(r)), value: metric(r), workers: r.config.workers }));
-    const size = Math.max(40, 150 - 28 * i);
+    const half = Math.max(3, 7.5 - 1.5 * i);
     return {
       strategy,
       color: STRATEGY_COLORS[strategy],
       dash: STRATEGY_STYLES[strategy].dash,
-      marker: symbol(STRATEGY_STYLES[strategy].symbol, size)() ?? '',
+      marker: marker(STRATEGY_STYLES[strategy].shape, half),
       points,
       path: points.map((p, k) => `${k ? 'L' : 'M'}${p.x},${p.y}`).join(''),
     };
@@ -84,9 +108,9 @@ export function lineChart(results: LabResult[], metric: (r: LabResult) => number
   };
 }
 
-/** A legend entry's marker path, centred on 0,0. */
-export function legendMarker(strategy: StrategyId): string {
-  return symbol(STRATEGY_STYLES[strategy].symbol, 80)() ?? '';
+/** A legend entry's marker, centred on 0,0. */
+export function legendMarker(strategy: StrategyId): Marker {
+  return marker(STRATEGY_STYLES[strategy].shape, 5);
 }
 
 export const OUTCOME_COLORS: Record<string, string> = {
