@@ -77,13 +77,19 @@ export function canonicalTables(tables: readonly FinalTable[]): FinalTable[] {
   const key = (row: (string | null)[]) => JSON.stringify(row);
   return [...tables]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((t) => ({ name: t.name, columns: [...t.columns], rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)) }));
+    .map((t) => ({
+      name: t.name,
+      columns: [...t.columns],
+      rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)),
+    }));
 }
 
 /** A readable, deterministic text of the final data: `table(col, …)` then one line per row. */
 export function dataText(tables: readonly FinalTable[]): string {
   return canonicalTables(tables)
-    .map((t) => [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'))
+    .map((t) =>
+      [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'),
+    )
     .join('\n');
 }
 
@@ -98,7 +104,11 @@ export function fnv1a(text: string): string {
 }
 
 /** Classifies one finished (or failed) run. */
-export function classify(index: number, run: PermutationRun | { permutation: string; failure: string }, tables: readonly FinalTable[]): InterleavingOutcome {
+export function classify(
+  index: number,
+  run: PermutationRun | { permutation: string; failure: string },
+  tables: readonly FinalTable[],
+): InterleavingOutcome {
   const failures: StepFailure[] = [];
   if ('records' in run) {
     for (const r of run.records) {

@@ -110,7 +110,8 @@ export function scenarioIssues(sc: LabScenario): LabIssue[] {
     const name = s.name.trim();
     if (name === '') issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'empty-name' });
     else if (name.includes('\n')) issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'name-newline' });
-    else if (sessionNames.has(name)) issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'duplicate-session', detail: name });
+    else if (sessionNames.has(name))
+      issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'duplicate-session', detail: name });
     sessionNames.add(name);
     for (const field of ['setup', 'teardown'] as const) {
       if (hasBrace(s[field] ?? '')) issues.push({ at: { kind: 'session', session: si, field }, code: 'sql-brace' });

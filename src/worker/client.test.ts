@@ -123,7 +123,9 @@ describe('EngineClient countdown (onOverdue)', () => {
     const state = await pending;
     expect(workers[0].terminated).toBe(true);
     expect(overdues.at(-1)).toBeNull();
-    expect(state.error).toMatch(/^The statement did not finish within 0\.03 s and was stopped after [\d.]+ s; the scenario was rebuilt from its history\.$/);
+    expect(state.error).toMatch(
+      /^The statement did not finish within 0\.03 s and was stopped after [\d.]+ s; the scenario was rebuilt from its history\.$/,
+    );
   });
 
   it('keeps waiting when asked, and a late answer is accepted', async () => {
@@ -148,7 +150,7 @@ describe('EngineClient countdown (onOverdue)', () => {
     expect(overdues.at(-1)).toBeNull();
   });
 
-  it('stops at once at the learner\'s request', async () => {
+  it("stops at once at the learner's request", async () => {
     const overdues: (Overdue | null)[] = [];
     const { client, workers } = make(overdues);
     await client.open({ kind: 'spec', text: 'x' });

@@ -215,7 +215,7 @@ export class EngineClient {
           startedAt: t0,
           stopAt,
           keepWaiting: () => overdue && report(performance.now() + this.limits.keepMs),
-          stop: () => overdue && stop('stopped at the learner\'s request'),
+          stop: () => overdue && stop("stopped at the learner's request"),
         });
       };
       const timer = setTimeout(() => {

@@ -45,4 +45,3 @@ export function syntaxProblem(text: string): SyntaxProblem | null {
     return { message: err.message, line, column };
   }
 }
-

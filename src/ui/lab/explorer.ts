@@ -17,7 +17,11 @@ import { formatPermutation } from '../../scenario/permutations';
 /** What the lab needs from an explorer (a fake in component tests). */
 export interface Explorer {
   /** Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the cancel). */
-  explore(text: string, count: number, onProgress: (done: InterleavingOutcome[]) => void): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
+  explore(
+    text: string,
+    count: number,
+    onProgress: (done: InterleavingOutcome[]) => void,
+  ): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
   /** Runs the spec's first permutation and returns the full run (for transcripts). */
   run(text: string): Promise<PermutationRun[]>;
   cancel(): void;

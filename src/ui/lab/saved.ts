@@ -44,7 +44,8 @@ function write(key: string, value: unknown): boolean {
 
 /** Parses untrusted scenario JSON (share format, `v` optional); throws ShareError 'schema'. */
 export function scenarioFromJson(json: unknown): LabScenario {
-  const withVersion = typeof json === 'object' && json !== null && !Array.isArray(json) && !('v' in json) ? { v: SHARE_VERSION, ...json } : json;
+  const withVersion =
+    typeof json === 'object' && json !== null && !Array.isArray(json) && !('v' in json) ? { v: SHARE_VERSION, ...json } : json;
   return checkScenario(withVersion);
 }
 
@@ -116,7 +117,9 @@ export function listRecent(): RecentDraft[] {
 /** JSON with object keys sorted, so content compares equal whatever order the keys were built in. */
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
   );
 }
 

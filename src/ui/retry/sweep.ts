@@ -11,8 +11,14 @@ export function workerCounts(max: number): number[] {
 }
 
 /** One configuration per (strategy, worker count); `policyOf` gives each strategy its own retry policy. */
-export function sweepConfigs(base: LabConfig, strategies: StrategyId[], policyOf: (s: StrategyId) => RetryPolicy = () => base.policy): LabConfig[] {
-  return strategies.flatMap((strategy) => workerCounts(base.workers).map((workers) => ({ ...base, strategy, workers, policy: policyOf(strategy) })));
+export function sweepConfigs(
+  base: LabConfig,
+  strategies: StrategyId[],
+  policyOf: (s: StrategyId) => RetryPolicy = () => base.policy,
+): LabConfig[] {
+  return strategies.flatMap((strategy) =>
+    workerCounts(base.workers).map((workers) => ({ ...base, strategy, workers, policy: policyOf(strategy) })),
+  );
 }
 
 export interface Series {
@@ -57,13 +63,40 @@ export function marker(shape: MarkerShape, h: number): Marker {
     case 'circle':
       return { r: h };
     case 'square':
-      return pts([[-h, -h], [h, -h], [h, h], [-h, h]]);
+      return pts([
+        [-h, -h],
+        [h, -h],
+        [h, h],
+        [-h, h],
+      ]);
     case 'triangle':
-      return pts([[0, -h * 1.15], [h * 1.1, h * 0.75], [-h * 1.1, h * 0.75]]);
+      return pts([
+        [0, -h * 1.15],
+        [h * 1.1, h * 0.75],
+        [-h * 1.1, h * 0.75],
+      ]);
     case 'diamond':
-      return pts([[0, -h * 1.3], [h, 0], [0, h * 1.3], [-h, 0]]);
+      return pts([
+        [0, -h * 1.3],
+        [h, 0],
+        [0, h * 1.3],
+        [-h, 0],
+      ]);
     case 'cross':
-      return pts([[-t, -h], [t, -h], [t, -t], [h, -t], [h, t], [t, t], [t, h], [-t, h], [-t, t], [-h, t], [-h, -t], [-t, -t]]);
+      return pts([
+        [-t, -h],
+        [t, -h],
+        [t, -t],
+        [h, -t],
+        [h, t],
+        [t, t],
+        [t, h],
+        [-t, h],
+        [-t, t],
+        [-h, t],
+        [-h, -t],
+        [-t, -t],
+      ]);
   }
 }
 
@@ -75,11 +108,22 @@ export const CHART_MARGIN = { left: 64, right: 14, top: 12, bottom: 48 };
  * count, so only whole-number ticks are offered. Markers shrink from the first series to the
  * last, so points that coincide show as nested shapes.
  */
-export function lineChart(results: LabResult[], metric: (r: LabResult) => number, width: number, height: number, opts: { integer?: boolean } = {}) {
+export function lineChart(
+  results: LabResult[],
+  metric: (r: LabResult) => number,
+  width: number,
+  height: number,
+  opts: { integer?: boolean } = {},
+) {
   const m = CHART_MARGIN;
   const xs = [...new Set(results.map((r) => r.config.workers))].sort((a, b) => a - b);
-  const x = scaleLinear().domain([Math.min(...xs, 2), Math.max(...xs, 3)]).range([m.left + 8, width - m.right - 8]);
-  const y = scaleLinear().domain([0, Math.max(1, ...results.map(metric))]).nice().range([height - m.bottom, m.top]);
+  const x = scaleLinear()
+    .domain([Math.min(...xs, 2), Math.max(...xs, 3)])
+    .range([m.left + 8, width - m.right - 8]);
+  const y = scaleLinear()
+    .domain([0, Math.max(1, ...results.map(metric))])
+    .nice()
+    .range([height - m.bottom, m.top]);
   const strategies = [...new Set(results.map((r) => r.config.strategy))];
   const series: Series[] = strategies.map((strategy, i) => {
     const points = results
@@ -126,8 +170,13 @@ export const OUTCOME_COLORS: Record<string, string> = {
 export function timelineLayout(r: LabResult, width: number, limit = 60, lane = 18, pad = 30) {
   const attempts = r.timeline.slice(0, limit);
   const end = Math.max(1, ...attempts.map((a) => a.endMs + (a.backoffMs ?? 0)));
-  const x = scaleLinear().domain([0, end]).range([pad, width - 8]);
-  const y = scaleBand<number>().domain([...Array(r.config.workers).keys()]).range([4, 4 + lane * r.config.workers]).padding(0.2);
+  const x = scaleLinear()
+    .domain([0, end])
+    .range([pad, width - 8]);
+  const y = scaleBand<number>()
+    .domain([...Array(r.config.workers).keys()])
+    .range([4, 4 + lane * r.config.workers])
+    .padding(0.2);
   const bars = attempts.map((a, i) => ({
     key: i,
     x: x(a.startMs),
@@ -138,5 +187,10 @@ export function timelineLayout(r: LabResult, width: number, limit = 60, lane = 1
     title: `w${a.worker + 1} tx ${a.tx + 1} attempt ${a.attempt + 1}: ${a.outcome}${a.sqlstate ? ` ${a.sqlstate}` : ''} ${a.startMs}–${a.endMs} ms${a.backoffMs ? `, backoff ${a.backoffMs} ms` : ''}`,
     waits: a.waits.map(([s, e]) => ({ x: x(s), w: Math.max(1, x(e) - x(s)) })),
   }));
-  return { bars, height: 8 + lane * r.config.workers + 16, lanes: [...Array(r.config.workers).keys()].map((w) => ({ w, y: (y(w) ?? 0) + y.bandwidth() / 2 })), ticks: x.ticks(6).map((v) => ({ v, x: x(v) })) };
+  return {
+    bars,
+    height: 8 + lane * r.config.workers + 16,
+    lanes: [...Array(r.config.workers).keys()].map((w) => ({ w, y: (y(w) ?? 0) + y.bandwidth() / 2 })),
+    ticks: x.ticks(6).map((v) => ({ v, x: x(v) })),
+  };
 }
