@@ -341,6 +341,11 @@ const retryDefaults: Flow = {
       async () => (await ctx.byTestId('retry-y-title').first().textContent())?.includes('Взаимоблокировки'),
       'Russian axis title',
     );
+    const fitRu = await ctx.page
+      .locator('.scroll')
+      .first()
+      .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+    assert(fitRu.scroll <= fitRu.client, `results table in Russian: ${JSON.stringify(fitRu)}`);
     await ctx.shot('ru-dark');
   },
 };
