@@ -136,14 +136,15 @@ const labLimits: Flow = {
     const en = `≈ ${Math.floor(tenths / 10)}.${tenths % 10} × 10${sup(exp)}`;
     const text = await count.innerText();
     assert(text.includes(en) && !/\d{12}/.test(text), `count text: "${text}" (expected "${en}")`);
-    await ctx.shot('count');
+    await count.scrollIntoViewIfNeeded();
+    await ctx.shot('count', true);
     await ctx.byTestId('lang-switch').selectOption('ru');
     const ru = en.replace('.', ',');
     await waitFor(
       async () => (await count.innerText()).includes(ru),
       `Russian count should read "${ru}", shows "${await count.innerText()}"`,
     );
-    await ctx.shot('count-ru');
+    await ctx.shot('count-ru', true);
     await ctx.byTestId('lang-switch').selectOption('en');
 
     // 3. Invalid SQL is flagged by the real parser (libpg-query), with line and column, before Play.
