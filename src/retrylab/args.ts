@@ -1,7 +1,16 @@
 /** Command-line options of `npm run lab` → a LabConfig (pure, so it is testable). */
 import { parseArgs } from 'node:util';
 import { policyProblem } from './policy';
-import { DEFAULT_CONFIG, ISOLATION_LEVELS, RETRYABLE_CODES, STRATEGIES, WORKLOADS, type LabConfig, type RetryableCode } from './types';
+import {
+  coursePolicyFor,
+  DEFAULT_CONFIG,
+  ISOLATION_LEVELS,
+  RETRYABLE_CODES,
+  STRATEGIES,
+  WORKLOADS,
+  type LabConfig,
+  type RetryableCode,
+} from './types';
 import { workloadOf } from './workloads';
 
 export const LAB_USAGE = `usage: npm run lab -- --workload transfer|queue|inventory|fk --strategy ${STRATEGIES.join('|')}
@@ -53,19 +62,24 @@ export function parseLabArgs(argv: string[]): LabCli {
   });
   const d = DEFAULT_CONFIG;
   const workload = values.workload ?? d.workload;
-  if (!(WORKLOADS as readonly string[]).includes(workload)) throw new Error(`unknown workload: ${workload} (one of ${WORKLOADS.join(', ')})`);
+  if (!(WORKLOADS as readonly string[]).includes(workload))
+    throw new Error(`unknown workload: ${workload} (one of ${WORKLOADS.join(', ')})`);
   const strategy = values.strategy ?? workloadOf(workload).strategies[0];
-  if (!(STRATEGIES as readonly string[]).includes(strategy)) throw new Error(`unknown strategy: ${strategy} (one of ${STRATEGIES.join(', ')})`);
+  if (!(STRATEGIES as readonly string[]).includes(strategy))
+    throw new Error(`unknown strategy: ${strategy} (one of ${STRATEGIES.join(', ')})`);
   const isolation = (values.isolation ?? d.isolation).toLowerCase();
   if (!(ISOLATION_LEVELS as readonly string[]).includes(isolation)) throw new Error(`unknown isolation level: ${isolation}`);
-  // NOWAIT + retry needs 55P03 in the list: add it unless the list was given explicitly.
+  // The course's list for the strategy (NOWAIT + retry adds 55P03) unless the list was given explicitly.
   const retryOn =
     values['retry-on'] !== undefined
-      ? values['retry-on'].split(',').map((s) => s.trim().toUpperCase()).filter(Boolean)
-      : strategy === 'nowait-retry'
-        ? [...d.policy.retryOn, '55P03']
-        : d.policy.retryOn;
-  for (const c of retryOn) if (!(RETRYABLE_CODES as readonly string[]).includes(c)) throw new Error(`--retry-on: ${c} is not one of ${RETRYABLE_CODES.join(', ')}`);
+      ? values['retry-on']
+          .split(',')
+          .map((s) => s.trim().toUpperCase())
+          .filter(Boolean)
+      : coursePolicyFor(strategy as LabConfig['strategy']).retryOn;
+  for (const c of retryOn)
+    if (!(RETRYABLE_CODES as readonly string[]).includes(c))
+      throw new Error(`--retry-on: ${c} is not one of ${RETRYABLE_CODES.join(', ')}`);
   const policy = {
     retryOn: retryOn as RetryableCode[],
     maxAttempts: int('max-attempts', values['max-attempts'], d.policy.maxAttempts, 1, 20),

@@ -31,6 +31,16 @@ export interface RetryPolicy {
 /** The course's values: 40P01 and 40001, 5 attempts, 10 ms base, jitter, COMMIT checked. */
 export const COURSE_POLICY: RetryPolicy = { retryOn: ['40P01', '40001'], maxAttempts: 5, baseMs: 10, jitter: true, checkCommit: true };
 
+/**
+ * The course's policy for a strategy. NOWAIT exists to fail at once with 55P03 and try again
+ * ("NOWAIT — не ждать … сразу ошибка 55P03"), so NOWAIT + retry also retries 55P03; every other
+ * strategy keeps WithRetry's isRetryable (40P01, 40001).
+ */
+export function coursePolicyFor(strategy: StrategyId): RetryPolicy {
+  const retryOn: RetryableCode[] = strategy === 'nowait-retry' ? [...COURSE_POLICY.retryOn, '55P03'] : [...COURSE_POLICY.retryOn];
+  return { ...COURSE_POLICY, retryOn };
+}
+
 /** One lab run. */
 export interface LabConfig {
   workload: WorkloadId;

@@ -75,7 +75,7 @@ describe('classify and summarize', () => {
     dataHash: hash,
     data: hash,
   });
-  it('counts each kind, victims, SQLSTATEs (stalled runs aside) and final states', () => {
+  it('counts each kind, victims, SQLSTATEs (stalled and stopped runs aside) and final states', () => {
     const dl = (s: string) => ({ step: 'x', session: s, sqlstate: '40P01', message: 'deadlock detected' });
     const outcomes = [
       outcome(0, 'clean'),
@@ -83,14 +83,16 @@ describe('classify and summarize', () => {
       outcome(2, 'deadlock', [dl('B')], 'h2'),
       outcome(3, 'error', [{ step: 'y', session: 'A', sqlstate: '55P03', message: 'could not obtain lock' }]),
       outcome(4, 'stalled', [{ step: 'z', session: 'B', sqlstate: '57014', message: 'canceling statement due to user request' }], 'h3'),
+      { ...outcome(5, 'stopped', [], ''), stoppedAfterMs: 10_000 },
     ];
     const frozen = structuredClone(outcomes);
     expect(summarize(outcomes)).toEqual({
-      total: 5,
+      total: 6,
       clean: 1,
       deadlocks: 2,
       errors: 1,
       stalled: 1,
+      stopped: 1,
       victims: [{ session: 'A', count: 1 }, { session: 'B', count: 1 }],
       sqlstates: [{ sqlstate: '55P03', count: 1, message: 'could not obtain lock' }],
       finalStates: [{ hash: 'h1', count: 2, data: 'h1', firstIndex: 0 }, { hash: 'h2', count: 2, data: 'h2', firstIndex: 1 }],

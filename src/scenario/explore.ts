@@ -41,8 +41,13 @@ export interface InterleavingOutcome {
   index: number;
   /** Step names separated by spaces. */
   permutation: string;
-  /** 'stalled': a step was due on a session still waiting (not a valid interleaving). */
-  kind: 'clean' | 'deadlock' | 'error' | 'stalled';
+  /**
+   * 'stalled': a step was due on a session still waiting (not a valid interleaving);
+   * 'stopped': it ran longer than the explorer allows and was stopped (no result).
+   */
+  kind: 'clean' | 'deadlock' | 'error' | 'stalled' | 'stopped';
+  /** For 'stopped': how long it ran, ms. */
+  stoppedAfterMs?: number;
   /** Sessions that got 40P01, in order. */
   victims: string[];
   /** Every failed step (deadlocks included). */
@@ -72,13 +77,19 @@ export function canonicalTables(tables: readonly FinalTable[]): FinalTable[] {
   const key = (row: (string | null)[]) => JSON.stringify(row);
   return [...tables]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((t) => ({ name: t.name, columns: [...t.columns], rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)) }));
+    .map((t) => ({
+      name: t.name,
+      columns: [...t.columns],
+      rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)),
+    }));
 }
 
 /** A readable, deterministic text of the final data: `table(col, …)` then one line per row. */
 export function dataText(tables: readonly FinalTable[]): string {
   return canonicalTables(tables)
-    .map((t) => [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'))
+    .map((t) =>
+      [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'),
+    )
     .join('\n');
 }
 
@@ -93,7 +104,11 @@ export function fnv1a(text: string): string {
 }
 
 /** Classifies one finished (or failed) run. */
-export function classify(index: number, run: PermutationRun | { permutation: string; failure: string }, tables: readonly FinalTable[]): InterleavingOutcome {
+export function classify(
+  index: number,
+  run: PermutationRun | { permutation: string; failure: string },
+  tables: readonly FinalTable[],
+): InterleavingOutcome {
   const failures: StepFailure[] = [];
   if ('records' in run) {
     for (const r of run.records) {
@@ -168,6 +183,8 @@ export interface ExploreSummary {
   errors: number;
   /** Interleavings a real client could not produce (see InterleavingOutcome.kind). */
   stalled: number;
+  /** Interleavings stopped for running too long (no result). */
+  stopped: number;
   /** How often each session was the deadlock victim. */
   victims: { session: string; count: number }[];
   /** Valid permutations per SQLSTATE (other than 40P01), most frequent first. */
@@ -181,10 +198,10 @@ export function summarize(outcomes: readonly InterleavingOutcome[]): ExploreSumm
   const victims = new Map<string, number>();
   const states = new Map<string, { count: number; message: string }>();
   const finals = new Map<string, { hash: string; count: number; data: string; firstIndex: number }>();
-  const count = { clean: 0, deadlock: 0, error: 0, stalled: 0 };
+  const count = { clean: 0, deadlock: 0, error: 0, stalled: 0, stopped: 0 };
   for (const o of [...outcomes].sort((a, b) => a.index - b.index)) {
     count[o.kind]++;
-    if (o.kind === 'stalled') continue;
+    if (o.kind === 'stalled' || o.kind === 'stopped') continue;
     for (const v of new Set(o.victims)) victims.set(v, (victims.get(v) ?? 0) + 1);
     const other = o.failures.filter((f) => f.sqlstate !== DEADLOCK_SQLSTATE);
     for (const code of new Set(other.map((f) => f.sqlstate))) {
@@ -203,6 +220,7 @@ export function summarize(outcomes: readonly InterleavingOutcome[]): ExploreSumm
     deadlocks: count.deadlock,
     errors: count.error,
     stalled: count.stalled,
+    stopped: count.stopped,
     victims: [...victims].map(([session, count]) => ({ session, count })).sort(byCount),
     sqlstates: [...states].map(([sqlstate, v]) => ({ sqlstate, ...v })).sort(byCount),
     finalStates: [...finals.values()].sort(byCount),

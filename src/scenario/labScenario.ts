@@ -10,6 +10,8 @@ import type { Permutation, Spec, SpecStep } from './types';
 
 export const MIN_LAB_SESSIONS = 2;
 export const MAX_LAB_SESSIONS = MAX_SESSIONS;
+/** Most steps a scenario may have in all: what a share link, a saved copy and the draft hold per session. */
+export const MAX_LAB_STEPS = 200;
 
 export interface LabSession {
   name: string;
@@ -42,6 +44,7 @@ export interface LabIssue {
   code:
     | 'too-few-sessions'
     | 'too-many-sessions'
+    | 'too-many-steps'
     | 'empty-name'
     | 'name-newline'
     | 'duplicate-session'
@@ -96,6 +99,8 @@ export function scenarioIssues(sc: LabScenario): LabIssue[] {
   const issues: LabIssue[] = [];
   if (sc.sessions.length < MIN_LAB_SESSIONS) issues.push({ at: { kind: 'scenario' }, code: 'too-few-sessions' });
   if (sc.sessions.length > MAX_LAB_SESSIONS) issues.push({ at: { kind: 'scenario' }, code: 'too-many-sessions' });
+  const stepCount = sc.sessions.reduce((n, s) => n + s.steps.length, 0);
+  if (stepCount > MAX_LAB_STEPS) issues.push({ at: { kind: 'scenario' }, code: 'too-many-steps', detail: String(stepCount) });
   sc.setup.forEach((sql, block) => {
     if (hasBrace(sql)) issues.push({ at: { kind: 'setup', block }, code: 'sql-brace' });
   });
@@ -105,7 +110,8 @@ export function scenarioIssues(sc: LabScenario): LabIssue[] {
     const name = s.name.trim();
     if (name === '') issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'empty-name' });
     else if (name.includes('\n')) issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'name-newline' });
-    else if (sessionNames.has(name)) issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'duplicate-session', detail: name });
+    else if (sessionNames.has(name))
+      issues.push({ at: { kind: 'session', session: si, field: 'name' }, code: 'duplicate-session', detail: name });
     sessionNames.add(name);
     for (const field of ['setup', 'teardown'] as const) {
       if (hasBrace(s[field] ?? '')) issues.push({ at: { kind: 'session', session: si, field }, code: 'sql-brace' });

@@ -7,7 +7,7 @@ import {
   decodeScenario,
   encodeScenario,
   fromBase64Url,
-  MAX_SHARE_COMPRESSED,
+  MAX_SHARE_CODE,
   MAX_SHARE_RAW,
   ShareError,
   shareUrl,
@@ -64,19 +64,28 @@ describe('share links', () => {
   });
 
   it('keeps script tags as plain text', () => {
-    const hostile = { ...scenario, title: '<script>alert(1)</script>', sessions: [{ name: '<img src=x onerror=alert(1)>', steps: [{ name: 's', sql: '</textarea><script>x()</script>' }] }] };
+    const hostile = {
+      ...scenario,
+      title: '<script>alert(1)</script>',
+      sessions: [{ name: '<img src=x onerror=alert(1)>', steps: [{ name: 's', sql: '</textarea><script>x()</script>' }] }],
+    };
     expect(decodeScenario(encodeScenario(hostile))).toEqual(hostile);
   });
 
   const good = JSON.stringify({ v: 1, ...scenario });
   it.each<{ name: string; code: () => string; stage: ShareFailure }>([
     { name: 'empty', code: () => '', stage: 'missing' },
-    { name: 'oversized code', code: () => 'A'.repeat(Math.ceil((MAX_SHARE_COMPRESSED * 4) / 3) + 4), stage: 'too-long' },
-    { name: 'bad characters', code: () => encodeScenario(scenario).slice(0, 10) + '+/!' , stage: 'base64' },
+    { name: 'oversized code', code: () => 'A'.repeat(MAX_SHARE_CODE + 4), stage: 'too-long' },
+    { name: 'a 70k-character link', code: () => 'A'.repeat(70_000), stage: 'too-long' },
+    { name: 'bad characters', code: () => encodeScenario(scenario).slice(0, 10) + '+/!', stage: 'base64' },
     { name: 'impossible length', code: () => 'AAAAA', stage: 'base64' },
     { name: 'truncated', code: () => encodeScenario(scenario).slice(0, 40), stage: 'deflate' },
     { name: 'not deflate', code: () => toBase64Url(new TextEncoder().encode('hello world, plain text')), stage: 'deflate' },
-    { name: 'deflate bomb', code: () => toBase64Url(deflateSync(new Uint8Array(MAX_SHARE_RAW * 8).fill(32), { level: 9 })), stage: 'too-large' },
+    {
+      name: 'deflate bomb',
+      code: () => toBase64Url(deflateSync(new Uint8Array(MAX_SHARE_RAW * 8).fill(32), { level: 9 })),
+      stage: 'too-large',
+    },
     { name: 'not UTF-8', code: () => toBase64Url(deflateSync(Uint8Array.from([0xff, 0xfe, 0xfd]))), stage: 'utf8' },
     { name: 'not JSON', code: () => codeOf('{"v":1,'), stage: 'json' },
     { name: 'JSON array', code: () => codeOf('[]'), stage: 'schema' },
@@ -87,20 +96,34 @@ describe('share links', () => {
     { name: 'no sessions', code: () => codeOf(good.replace(/"sessions":\[.*\],"order"/, '"sessions":[],"order"')), stage: 'schema' },
     { name: 'step sql is a number', code: () => codeOf(good.replace('"sql":"BEGIN;"', '"sql":1')), stage: 'schema' },
     { name: 'step is null', code: () => codeOf(good.replace('{"name":"b1","sql":"BEGIN;"}', 'null')), stage: 'schema' },
-    { name: 'nine sessions', code: () => codeOf(JSON.stringify({ v: 1, ...scenario, sessions: Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, steps: [{ name: `x${i}`, sql: 'SELECT 1;' }] })) })), stage: 'schema' },
+    {
+      name: 'nine sessions',
+      code: () =>
+        codeOf(
+          JSON.stringify({
+            v: 1,
+            ...scenario,
+            sessions: Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, steps: [{ name: `x${i}`, sql: 'SELECT 1;' }] })),
+          }),
+        ),
+      stage: 'schema',
+    },
   ])('rejects $name as $stage', ({ code, stage }) => {
     expect(stageOf(code())).toBe(stage);
   });
 
   it('names the path of a schema problem', () => {
-    expect(() => checkScenario({ v: 1, title: '', setup: [], order: '', sessions: [{ name: 'a', steps: [{ name: 'x', sql: 5 }] }] })).toThrow(
-      'sessions[0].steps[0].sql: expected a string',
-    );
+    expect(() =>
+      checkScenario({ v: 1, title: '', setup: [], order: '', sessions: [{ name: 'a', steps: [{ name: 'x', sql: 5 }] }] }),
+    ).toThrow('sessions[0].steps[0].sql: expected a string');
   });
 
   const fixtures = readdirSync(linksDir).filter((f) => f.endsWith('.link'));
   it.each(fixtures)('fixture %s fails at the stage its name says', (file) => {
-    const expected = file.replace(/^\d+-/, '').replace(/--.*$/, '').replace(/\.link$/, '');
+    const expected = file
+      .replace(/^\d+-/, '')
+      .replace(/--.*$/, '')
+      .replace(/\.link$/, '');
     expect(stageOf(readFileSync(join(linksDir, file), 'utf8').trim())).toBe(expected);
   });
 });

@@ -10,8 +10,10 @@ import type { LabScenario, LabSession } from './labScenario';
 
 /** Format version inside the JSON. */
 export const SHARE_VERSION = 1;
-/** Longest accepted code (base64url characters): 64 KiB of compressed data. */
-export const MAX_SHARE_COMPRESSED = 64 * 1024;
+/** Longest accepted code, in characters (what a learner sees as the link's length): 64 Ki. */
+export const MAX_SHARE_CODE = 64 * 1024;
+/** The compressed bytes that many base64url characters carry. */
+export const MAX_SHARE_COMPRESSED = (MAX_SHARE_CODE * 3) / 4;
 /** Largest accepted inflated JSON, in bytes. */
 export const MAX_SHARE_RAW = 256 * 1024;
 
@@ -112,8 +114,7 @@ function boundedInflate(data: Uint8Array, max: number): Uint8Array {
 /** Decodes a share code into a scenario, or throws ShareError naming the stage that failed. */
 export function decodeScenario(code: string | null | undefined): LabScenario {
   if (code === null || code === undefined || code === '') throw new ShareError('missing', 'no scenario in the link');
-  if (code.length > Math.ceil((MAX_SHARE_COMPRESSED * 4) / 3))
-    throw new ShareError('too-long', `${code.length} characters; the limit is ${Math.ceil((MAX_SHARE_COMPRESSED * 4) / 3)}`);
+  if (code.length > MAX_SHARE_CODE) throw new ShareError('too-long', `${code.length} characters; the limit is ${MAX_SHARE_CODE}`);
   const bytes = fromBase64Url(code);
   const raw = boundedInflate(bytes, MAX_SHARE_RAW);
   let text: string;

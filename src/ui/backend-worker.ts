@@ -3,10 +3,11 @@
  * watchdog (src/worker/client.ts). Also the lesson catalog, bundled from lessons/*.yaml.
  */
 import { parseInterview, parseLesson, type Interview, type Lesson, type Localized } from '../scenario/lesson';
-import { EngineClient, type ClientEvent, type WatchdogLimits, type WorkerLike } from '../worker/client';
+import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { PlayerView } from '../engine/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
+import { watchdog } from './state/watchdog.svelte';
 
 const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
@@ -85,6 +86,8 @@ export function lessonYaml(id: string): string | undefined {
 export interface WorkerBackendOptions {
   limits?: Partial<WatchdogLimits>;
   onEvent?: (e: ClientEvent) => void;
+  /** Where an overrun is reported; defaults to the app's watchdog state (the countdown banner). */
+  onOverdue?: (o: Overdue | null) => void;
   /** Defaults to the Vite-bundled module worker. */
   createWorker?: () => WorkerLike;
 }
@@ -96,6 +99,7 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
       opts.createWorker ?? (() => new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike),
     ...(opts.limits ? { limits: opts.limits } : {}),
     ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    onOverdue: opts.onOverdue ?? ((o) => (watchdog.overdue = o)),
   });
   // The open lesson's narration, predicts and code, joined to the engine's script once per open.
   let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null } | null = null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EngineClient, explain, type WorkerLike } from './client';
+import { EngineClient, explain, type Overdue, type WorkerLike } from './client';
 import type { PlayerAction, PlayerView } from '../engine/player';
 import type { Request, Response } from './protocol';
 
@@ -92,5 +92,73 @@ describe('EngineClient watchdog', () => {
     expect(explain({ type: 'action', action: { type: 'advance', ms: 1000 } }, 3000, 'no answer within 3000 ms')).toBe(
       'Moving the clock did not finish within 3 s and was stopped; the scenario was rebuilt from its history.',
     );
+  });
+});
+
+describe('EngineClient countdown (onOverdue)', () => {
+  const make = (overdues: (Overdue | null)[]) => {
+    const workers: FakeWorker[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new FakeWorker();
+        workers.push(w);
+        return w;
+      },
+      limits: { actionMs: 30, graceMs: 60, keepMs: 200 },
+      onOverdue: (o) => overdues.push(o),
+    });
+    return { client, workers };
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('reports the overrun, stops when the countdown ends, and rebuilds', async () => {
+    const overdues: (Overdue | null)[] = [];
+    const { client, workers } = make(overdues);
+    await client.open({ kind: 'spec', text: 'x' });
+    const pending = client.act({ type: 'adhoc', session: 'B', sql: runaway });
+    await sleep(50);
+    expect(overdues).toHaveLength(1);
+    expect(overdues[0]).toMatchObject({ what: 'statement', limitMs: 30 });
+    expect(workers[0].terminated).toBe(false);
+    const state = await pending;
+    expect(workers[0].terminated).toBe(true);
+    expect(overdues.at(-1)).toBeNull();
+    expect(state.error).toMatch(
+      /^The statement did not finish within 0\.03 s and was stopped after [\d.]+ s; the scenario was rebuilt from its history\.$/,
+    );
+  });
+
+  it('keeps waiting when asked, and a late answer is accepted', async () => {
+    const overdues: (Overdue | null)[] = [];
+    const { client, workers } = make(overdues);
+    await client.open({ kind: 'spec', text: 'x' });
+    const slow = { type: 'adhoc', session: 'A', sql: `${runaway} -- slow` } as const;
+    const pending = client.act(slow);
+    await sleep(45);
+    overdues[0]!.keepWaiting();
+    expect(overdues).toHaveLength(2);
+    expect(overdues[1]!.stopAt).toBeGreaterThan(overdues[0]!.stopAt);
+    await sleep(60); // past the first countdown: still running
+    expect(workers[0].terminated).toBe(false);
+    // The worker answers at last (the heavy statement finished).
+    const req = workers[0].received.at(-1)!;
+    const view = { snapshot: {}, script: [], cursor: 0, offScript: true } as unknown as PlayerView;
+    workers[0].onmessage?.({ data: { id: req.id, ok: true, state: view, history: [slow], timing: { handleMs: 90 } } } as MessageEvent);
+    const state = await pending;
+    expect(state.error).toBeUndefined();
+    expect(workers).toHaveLength(1);
+    expect(overdues.at(-1)).toBeNull();
+  });
+
+  it("stops at once at the learner's request", async () => {
+    const overdues: (Overdue | null)[] = [];
+    const { client, workers } = make(overdues);
+    await client.open({ kind: 'spec', text: 'x' });
+    const pending = client.act({ type: 'adhoc', session: 'B', sql: runaway });
+    await sleep(40);
+    overdues[0]!.stop();
+    const state = await pending;
+    expect(workers).toHaveLength(2);
+    expect(state.error).toMatch(/did not finish within 0\.03 s and was stopped at your request after [\d.]+ s/);
   });
 });

@@ -1,8 +1,11 @@
 /**
- * The main-thread side of the engine Worker, with a watchdog. Every request has a time limit;
- * a request that overruns it (a runaway statement: PGlite cannot be interrupted) gets the worker
- * terminated and replaced, and the new worker is rebuilt from the last history the old one
- * confirmed, that is, the history without the runaway action.
+ * The main-thread side of the engine Worker, with a watchdog. Every request has a time limit.
+ * PGlite cannot be interrupted, so a statement past its limit is either heavy work or a runaway,
+ * and only the learner can tell: with `onOverdue`, the client reports the overrun and counts
+ * down (`graceMs`); the learner may keep waiting (`keepMs` more each time) or stop at once. A
+ * stopped request gets the worker terminated and replaced, and the new worker is rebuilt from
+ * the last history the old one confirmed, that is, the history without the stopped action.
+ * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
 import { isResponse, type Command, type Response, type ScenarioSource, type Timing } from './protocol';
@@ -23,9 +26,28 @@ export interface WatchdogLimits {
   openMs: number;
   /** Added per replayed or stepped action when rebuilding or jumping. */
   perActionMs: number;
+  /** Past the limit: how long the countdown runs before the request is stopped. */
+  graceMs: number;
+  /** What each "keep waiting" adds to the countdown. */
+  keepMs: number;
 }
 
-export const DEFAULT_LIMITS: WatchdogLimits = { actionMs: 3000, openMs: 30_000, perActionMs: 1000 };
+export const DEFAULT_LIMITS: WatchdogLimits = { actionMs: 3000, openMs: 30_000, perActionMs: 1000, graceMs: 10_000, keepMs: 30_000 };
+
+/** A request past its time limit and still running: the learner sees a countdown and decides. */
+export interface Overdue {
+  /** What runs, in the learner's terms: a statement, a clock move, or the engine (open, jump, undo). */
+  what: 'statement' | 'clock' | 'engine';
+  limitMs: number;
+  /** performance.now() when the request was sent. */
+  startedAt: number;
+  /** performance.now() when it will be stopped unless the learner keeps waiting. */
+  stopAt: number;
+  /** Extends the countdown by `keepMs`. */
+  keepWaiting(): void;
+  /** Stops the request now (the worker is replaced and the scenario rebuilt). */
+  stop(): void;
+}
 
 /** Something the client reports for logging and measurements. */
 export type ClientEvent =
@@ -37,10 +59,20 @@ export interface ClientOptions {
   createWorker: () => WorkerLike;
   limits?: Partial<WatchdogLimits>;
   onEvent?: (e: ClientEvent) => void;
+  /** Called with the overrun when a request passes its limit, and with null when it settles. */
+  onOverdue?: (o: Overdue | null) => void;
 }
 
 /** The worker did not answer in time, crashed, or reported its engine unusable. */
-class WorkerLost extends Error {}
+class WorkerLost extends Error {
+  constructor(
+    message: string,
+    /** How long the request ran before it was stopped, when it was stopped past its limit. */
+    readonly afterMs?: number,
+  ) {
+    super(message);
+  }
+}
 
 /** Engine client: one request at a time, watchdog on each. */
 export class EngineClient {
@@ -51,6 +83,7 @@ export class EngineClient {
   private source: ScenarioSource | null = null;
   private history: PlayerAction[] = [];
   private cursor = 0;
+  private overdueShown = false;
 
   constructor(private readonly opts: ClientOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
@@ -89,9 +122,11 @@ export class EngineClient {
     return this.history;
   }
 
-  /** Stops the worker. */
+  /** Stops the worker (and withdraws a countdown it showed). */
   dispose(): void {
     this.worker.terminate();
+    if (this.overdueShown) this.opts.onOverdue?.(null);
+    this.overdueShown = false;
   }
 
   private rebuildLimit(actions: number): number {
@@ -108,11 +143,11 @@ export class EngineClient {
   private async call(cmd: Command, limitMs: number): Promise<PlayerView> {
     let r: Response;
     try {
-      r = await this.send(cmd, limitMs);
+      r = await this.send(cmd, limitMs, !!this.opts.onOverdue);
     } catch (e) {
       if (!(e instanceof WorkerLost)) throw e;
       this.opts.onEvent?.({ type: 'watchdog', command: cmd.type, limitMs, reason: e.message });
-      return this.recover(explain(cmd, limitMs, e.message));
+      return this.recover(explain(cmd, limitMs, e.message, e.afterMs));
     }
     return this.accept(r);
   }
@@ -143,20 +178,54 @@ export class EngineClient {
     }
   }
 
-  /** One request/answer with a time limit; WorkerLost when the worker is gone or stuck. */
-  private send(cmd: Command, limitMs: number): Promise<Response> {
+  /**
+   * One request/answer with a time limit; WorkerLost when the worker is gone or stopped. With
+   * `countdown`, passing the limit reports an Overdue and stops only when the countdown ends or
+   * the learner says so.
+   */
+  private send(cmd: Command, limitMs: number, countdown = false): Promise<Response> {
     const id = this.nextId++;
     const worker = this.worker;
     const t0 = performance.now();
+    const onOverdue = countdown ? this.opts.onOverdue : undefined;
     return new Promise<Response>((resolve, reject) => {
+      let overdue = false;
+      let hard: ReturnType<typeof setTimeout> | undefined;
       const done = (): void => {
         clearTimeout(timer);
+        clearTimeout(hard);
         worker.onmessage = null;
         worker.onerror = null;
+        if (overdue) onOverdue?.(null);
+        overdue = false;
+        this.overdueShown = false;
+      };
+      const stop = (how: string): void => {
+        const afterMs = performance.now() - t0;
+        done();
+        reject(new WorkerLost(`${how} after ${Math.round(afterMs)} ms`, afterMs));
+      };
+      const report = (stopAt: number): void => {
+        clearTimeout(hard);
+        this.overdueShown = true;
+        hard = setTimeout(() => stop('no answer within the countdown'), Math.max(0, stopAt - performance.now()));
+        onOverdue?.({
+          what: whatRuns(cmd),
+          limitMs,
+          startedAt: t0,
+          stopAt,
+          keepWaiting: () => overdue && report(performance.now() + this.limits.keepMs),
+          stop: () => overdue && stop("stopped at the learner's request"),
+        });
       };
       const timer = setTimeout(() => {
-        done();
-        reject(new WorkerLost(`no answer within ${limitMs} ms`));
+        if (!onOverdue) {
+          done();
+          reject(new WorkerLost(`no answer within ${limitMs} ms`));
+          return;
+        }
+        overdue = true;
+        report(performance.now() + this.limits.graceMs);
       }, limitMs);
       worker.onmessage = (ev) => {
         const m: unknown = ev.data;
@@ -175,16 +244,21 @@ export class EngineClient {
   }
 }
 
-/** The learner-facing sentence for a lost request. */
-export function explain(cmd: Command, limitMs: number, reason: string): string {
-  const secs = `${limitMs / 1000} s`;
-  const timedOut = reason.startsWith('no answer');
-  const what =
-    cmd.type === 'action' && (cmd.action.type === 'step' || cmd.action.type === 'adhoc')
-      ? 'The statement'
-      : cmd.type === 'action'
-        ? 'Moving the clock'
-        : 'The engine';
-  const happened = timedOut ? `did not finish within ${secs} and was stopped` : `failed (${reason})`;
+/** What a command runs, in the learner's terms. */
+function whatRuns(cmd: Command): Overdue['what'] {
+  if (cmd.type === 'action' && (cmd.action.type === 'step' || cmd.action.type === 'adhoc')) return 'statement';
+  return cmd.type === 'action' ? 'clock' : 'engine';
+}
+
+/** The learner-facing sentence for a lost request (`afterMs`: how long it ran when it was stopped past its limit). */
+export function explain(cmd: Command, limitMs: number, reason: string, afterMs?: number): string {
+  const secs = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  const what = { statement: 'The statement', clock: 'Moving the clock', engine: 'The engine' }[whatRuns(cmd)];
+  const stoppedPastLimit = reason.startsWith('no answer') || reason.startsWith('stopped');
+  const byLearner = reason.startsWith('stopped at');
+  const after = afterMs !== undefined ? ` after ${secs(afterMs)}` : '';
+  const happened = stoppedPastLimit
+    ? `did not finish within ${limitMs / 1000} s and was stopped${byLearner ? ' at your request' : ''}${after}`
+    : `failed (${reason})`;
   return `${what} ${happened}; the scenario was rebuilt from its history.`;
 }

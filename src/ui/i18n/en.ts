@@ -303,6 +303,7 @@ export const en = {
     issue: {
       'too-few-sessions': () => 'A scenario needs at least 2 sessions.',
       'too-many-sessions': () => 'At most 8 sessions fit side by side.',
+      'too-many-steps': (n: string) => `The scenario has ${n} steps; the lab holds at most 200 (a link, a saved copy and the draft cannot carry more). Remove steps to play it.`,
       'empty-name': () => 'The name is empty.',
       'name-newline': () => 'A name cannot contain a line break.',
       'duplicate-session': (name: string) => `Another session is already called "${name}".`,
@@ -371,7 +372,7 @@ export const en = {
     linkBroken: (stage: string) => `This share link is damaged: ${stage} The editor keeps your previous scenario.`,
     linkStage: {
       missing: 'it carries no scenario.',
-      'too-long': 'it is longer than the 64 KB a link may carry.',
+      'too-long': 'it is too long: a link may carry at most 65,536 characters of scenario code.',
       base64: 'it contains characters that cannot be part of a link code (was it cut or edited?).',
       deflate: 'the compressed data is incomplete or corrupt (the link was probably cut off).',
       'too-large': 'it unpacks to more than 256 KB.',
@@ -391,6 +392,34 @@ export const en = {
     exportFailed: (msg: string) => `Could not export: ${msg}`,
     transcriptFailed: (msg: string) => `Could not make the transcript: ${msg}`,
     openInLab: 'Open in the lab',
+  },
+  // Scenario lab: drafts, input limits, syntax check, exploring past the watchdog (lab helper).
+  labMore: {
+    syntax: (message: string, line: number, column: number) =>
+      `PostgreSQL's parser: ${message} (line ${line}, column ${column}). Play still sends it, and it will fail with 42601.`,
+    tooManySteps: (n: number, max: number) => `It has ${n} steps, more than the ${max} the lab holds: remove steps before playing.`,
+    shareTooLong: (n: number, max: number) => `This scenario is too big for a link (${n.toLocaleString('en')} characters, at most ${max.toLocaleString('en')}). Export it as JSON instead.`,
+    draftKept: (title: string) => `Your previous draft "${title}" is kept in Recent drafts.`,
+    restoreDraft: 'Restore it',
+    restored: (title: string) => `Restored the draft "${title}".`,
+    recentTitle: 'Recent drafts',
+    recentNote: 'Opening a link, a template, a lesson, a file or a blank scenario keeps the draft it replaces here (the last 10, in this browser).',
+    recentNone: 'No earlier drafts.',
+    recentOpen: 'Restore',
+    recentItem: (title: string, when: string, steps: number) => `${title} · ${when} · ${steps} ${steps === 1 ? 'step' : 'steps'}`,
+    kindStopped: (s: number) => `stopped after ${s} s`,
+    sumStopped: 'stopped (ran too long)',
+    stoppedNote: (s: number) => `An interleaving still running after ${s} s is stopped and recorded; exploring goes on with the rest.`,
+    countExact: (n: string) => `Exactly ${n}.`,
+  },
+  watchdogUi: {
+    region: 'Long-running statement',
+    what: { statement: 'The statement', clock: 'Moving the clock', engine: 'The engine' } as Record<string, string>,
+    running: (what: string, s: number, limit: number) => `${what} has been running for ${s} s (the limit is ${limit} s).`,
+    why: 'It may be heavy work or a statement that never ends; PostgreSQL in the browser cannot tell.',
+    stopsIn: (s: number) => `It will be stopped in ${s} s.`,
+    keep: 'Keep waiting',
+    stop: 'Stop now',
   },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',

@@ -136,4 +136,38 @@ describe('Lab page', () => {
     expect([summary.dataset.total, summary.dataset.deadlocks, summary.dataset.errors]).toEqual(['2', '1', '0']);
     expect(summary.textContent).toContain('victim s2: 1');
   });
+
+  it('keeps the draft a template replaces in the recent drafts, and restores it', async () => {
+    localStorage.clear();
+    render(Lab, { props: { createBackend: null, createChecker: null } });
+    await fireEvent.input(screen.getByTestId('lab-title'), { target: { value: 'Mine' } });
+    await fireEvent.change(screen.getByTestId('lab-template'), { target: { value: 'transfer-unordered' } });
+    expect((screen.getByTestId('lab-title') as HTMLInputElement).value).not.toBe('Mine');
+    expect(screen.getByTestId('lab-draft-kept').textContent).toContain('"Mine"');
+    expect(JSON.parse(localStorage.getItem('lockstep.lab.recent')!)[0].scenario.title).toBe('Mine');
+    await fireEvent.click(screen.getByTestId('lab-restore-draft'));
+    expect((screen.getByTestId('lab-title') as HTMLInputElement).value).toBe('Mine');
+    expect(screen.getByTestId('lab-message').textContent).toContain('Restored the draft "Mine"');
+  });
+
+  it('shows a huge interleaving count as a power of ten and marks a stopped interleaving', async () => {
+    const explorer: Explorer = {
+      explore: async () => {
+        const outcomes: InterleavingOutcome[] = [
+          { index: 0, permutation: 's1a s2a', kind: 'stopped', stoppedAfterMs: 10_000, victims: [], failures: [], dataHash: '', data: '' },
+          { index: 1, permutation: 's2a s1a', kind: 'clean', victims: [], failures: [], dataHash: 'h', data: 't(id)' },
+        ];
+        return { outcomes, cancelled: false };
+      },
+      run: async () => [],
+      cancel: () => undefined,
+      dispose: () => undefined,
+    };
+    render(Lab, { props: { createBackend: null, createExplorer: () => explorer, createChecker: null } });
+    await fireEvent.click(screen.getByTestId('lab-explore'));
+    const summary = await screen.findByTestId('interleavings-summary');
+    await waitFor(() => expect(summary.dataset.state).toBe('finished'));
+    expect([summary.dataset.total, summary.dataset.stopped, summary.dataset.clean]).toEqual(['2', '1', '1']);
+    expect(screen.getAllByTestId('interleaving')[0].textContent).toContain('stopped after 10 s');
+  });
 });

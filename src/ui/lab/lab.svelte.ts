@@ -39,9 +39,9 @@ export class LabState {
     return this.issues.filter((i) => match(i.at));
   }
 
-  /** Replaces the whole scenario (template, import, link, saved). */
+  /** Replaces the whole scenario (template, import, link, saved, recent); `sc` may be reactive state (a proxy). */
   load(sc: LabScenario): void {
-    this.scenario = structuredClone(sc);
+    this.scenario = $state.snapshot(sc) as LabScenario;
   }
 
   /** A plain copy of the current scenario. */

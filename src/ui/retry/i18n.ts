@@ -6,7 +6,12 @@ const en = {
   title: 'Retry lab: many workers, backoff with jitter, lock strategies compared',
   intro: 'Every statement runs on the engine (real PostgreSQL in PGlite + the lock model) on a virtual clock. Same seed, same result.',
   workload: 'Workload',
-  workloads: { transfer: 'Money transfers', queue: 'Job queue', inventory: 'Hot inventory row', fk: 'Parent/child with FK' } satisfies Record<WorkloadId, string>,
+  workloads: {
+    transfer: 'Money transfers',
+    queue: 'Job queue',
+    inventory: 'Hot inventory row',
+    fk: 'Parent/child with FK',
+  } satisfies Record<WorkloadId, string>,
   strategies: {
     unordered: 'Unordered updates',
     ordered: 'ORDER BY id FOR UPDATE first',
@@ -68,8 +73,25 @@ const en = {
   tsCode: 'TypeScript (node-postgres)',
   copy: 'Copy',
   copied: 'Copied',
-  legend: { commit: 'commit', deadlock: '40P01', serialization: '40001', 'lock-not-available': '55P03', error: 'error', cancelled: 'cancelled', wait: 'lock wait' },
+  legend: {
+    commit: 'commit',
+    deadlock: '40P01',
+    serialization: '40001',
+    'lock-not-available': '55P03',
+    error: 'error',
+    cancelled: 'cancelled',
+    wait: 'lock wait',
+  },
   error: 'Error',
+  // Charts and per-strategy retry lists (lab helper).
+  retryOnFor: (strategy: string) => `${strategy}: retry on`,
+  retryOnNote:
+    'Each strategy starts from the course: WithRetry retries 40P01 and 40001; NOWAIT + retry also retries its 55P03, the error NOWAIT exists to raise.',
+  axisWorkers: 'Workers (concurrent sessions)',
+  axisDeadlocks: 'Deadlocks (40P01), count',
+  axisThroughput: 'Committed tx per virtual second',
+  legendTitle: 'Strategies in the charts',
+  overlapNote: 'Lines that coincide are drawn over each other: the dash pattern and the nested markers show each one.',
 };
 
 export type RetryMessages = typeof en;
@@ -77,7 +99,8 @@ export type RetryMessages = typeof en;
 const ru: RetryMessages = {
   nav: 'Ретраи',
   title: 'Лаборатория ретраев: много воркеров, backoff с джиттером, сравнение стратегий блокировок',
-  intro: 'Каждый оператор выполняется движком (настоящий PostgreSQL в PGlite + модель блокировок) на виртуальных часах. Тот же seed — тот же результат.',
+  intro:
+    'Каждый оператор выполняется движком (настоящий PostgreSQL в PGlite + модель блокировок) на виртуальных часах. Тот же seed — тот же результат.',
   workload: 'Нагрузка',
   workloads: { transfer: 'Денежные переводы', queue: 'Очередь задач', inventory: 'Горячая строка склада', fk: 'Родитель/потомок с FK' },
   strategies: {
@@ -107,7 +130,7 @@ const ru: RetryMessages = {
   running: 'Выполняется',
   cancelled: 'Отменено',
   sweepNote: 'Каждая стратегия прогоняется с 2, 4, … воркерами до максимума.',
-  chartDeadlocks: 'Дедлоки в зависимости от числа воркеров',
+  chartDeadlocks: 'Взаимоблокировки в зависимости от числа воркеров',
   chartThroughput: 'Пропускная способность (коммитов в виртуальную секунду)',
   timeline: 'Таймлайн первых транзакций',
   timelineOf: 'Прогон',
@@ -116,7 +139,7 @@ const ru: RetryMessages = {
     strategy: 'Стратегия',
     workers: 'Воркеры',
     committed: 'Закоммичено',
-    deadlocks: 'Дедлоки',
+    deadlocks: 'Взаимоблокировки',
     serialization: '40001',
     lockTimeouts: '55P03',
     retries: 'Повторы',
@@ -141,8 +164,25 @@ const ru: RetryMessages = {
   tsCode: 'TypeScript (node-postgres)',
   copy: 'Копировать',
   copied: 'Скопировано',
-  legend: { commit: 'коммит', deadlock: '40P01', serialization: '40001', 'lock-not-available': '55P03', error: 'ошибка', cancelled: 'отменено', wait: 'ожидание блокировки' },
+  legend: {
+    commit: 'коммит',
+    deadlock: '40P01',
+    serialization: '40001',
+    'lock-not-available': '55P03',
+    error: 'ошибка',
+    cancelled: 'отменено',
+    wait: 'ожидание блокировки',
+  },
   error: 'Ошибка',
+  // Charts and per-strategy retry lists (lab helper).
+  retryOnFor: (strategy) => `${strategy}: повторять при`,
+  retryOnNote:
+    'Каждая стратегия начинает с настроек курса: WithRetry повторяет 40P01 и 40001; NOWAIT + retry повторяет и свою 55P03 — ошибку, ради которой NOWAIT и нужен.',
+  axisWorkers: 'Воркеры (одновременные сессии)',
+  axisDeadlocks: 'Взаимоблокировки (40P01), шт.',
+  axisThroughput: 'Коммитов в виртуальную секунду',
+  legendTitle: 'Стратегии на графиках',
+  overlapNote: 'Совпадающие линии рисуются друг поверх друга: их различают штриховка и вложенные маркеры.',
 };
 
 /** The lab's dictionaries by language. */

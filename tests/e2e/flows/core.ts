@@ -757,7 +757,8 @@ const watchdog: Flow = {
         return (await el.count()) ? ((await el.textContent()) ?? '') : '';
       },
       'no watchdog message after the runaway statement',
-      20_000,
+      // 3 s limit + the 10 s countdown nobody answers here + the rebuild.
+      40_000,
     );
     const stopMs = Date.now() - t0;
     assert(/did not finish within 3 s and was stopped/.test(msg) && /scenario was rebuilt/.test(msg), `watchdog message: "${norm(msg)}"`);
