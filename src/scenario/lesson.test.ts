@@ -67,7 +67,7 @@ describe('parseLesson validation', () => {
     { name: 'missing ru', edit: (l) => delete l.summary.ru, path: 'summary.ru', message: /missing required field/ },
     { name: 'empty en', edit: (l) => (l.title.en = '  '), path: 'title.en', message: /non-empty string/ },
     { name: 'bad id', edit: (l) => (l.id = 'Tiny_Lesson'), path: 'id', message: /kebab-case/ },
-    { name: 'bad level', edit: (l) => (l.level = 'expert'), path: 'level', message: /beginner, intermediate, advanced/ },
+    { name: 'bad level', edit: (l) => (l.level = 'expert'), path: 'level', message: /beginner, intermediate, senior/ },
     { name: 'bad minutes', edit: (l) => (l.minutes = 2.5), path: 'minutes', message: /positive whole number/ },
     { name: 'no topics', edit: (l) => (l.topics = []), path: 'topics', message: /at least one topic/ },
     { name: 'one session', edit: (l) => l.sessions.pop(), path: 'sessions', message: /2 to 4 sessions, found 1/ },

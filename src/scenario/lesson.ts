@@ -13,8 +13,10 @@ export interface Localized {
 }
 
 export const LANGUAGES = ['en', 'ru'] as const;
-export const LEVELS = ['beginner', 'intermediate', 'advanced'] as const;
+export const LEVELS = ['beginner', 'intermediate', 'senior'] as const;
 export type Level = (typeof LEVELS)[number];
+/** Older level names still read, each as the level it became (`advanced` is `senior`). */
+const LEVEL_ALIASES: Readonly<Record<string, Level>> = { advanced: 'senior' };
 
 /** Name of the observer session that exists only to run pauses on real PostgreSQL. */
 export const CLOCK_SESSION = 'clock';
@@ -84,7 +86,10 @@ export interface CodeSnippet {
 export interface Lesson {
   id: string;
   title: Localized;
+  /** The goal, shown before step 1: it never states the outcome of a predict checkpoint. */
   summary: Localized;
+  /** What the lesson showed, shown after the last step (may state the outcomes). */
+  conclusion?: Localized;
   topics: string[];
   level: Level;
   minutes: number;
@@ -118,12 +123,12 @@ export function formatIssue(issue: LessonIssue): string {
   return issue.line ? `${where} (line ${issue.line}): ${issue.message}` : `${where}: ${issue.message}`;
 }
 
-const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+export const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SESSION_RE = /^[A-Za-z][A-Za-z0-9]{0,11}$/;
 const PAUSE_RE = /^(\d+(?:\.\d+)?)\s*(ms|s)$/;
 const MAX_PAUSE_MS = 60_000;
 
-type Path = (string | number)[];
+export type Path = (string | number)[];
 
 function pathText(path: Path): string {
   let out = '';
@@ -132,7 +137,7 @@ function pathText(path: Path): string {
 }
 
 /** Validates against a plain JS value produced by the YAML parser, collecting issues. */
-class Checker {
+export class Checker {
   readonly issues: LessonIssue[] = [];
   constructor(private readonly lineOf: (path: Path) => number | undefined) {}
 
@@ -217,7 +222,7 @@ export function stepName(session: string, n: number): string {
 }
 
 /** Parses YAML text into a plain value and a Checker whose issues carry YAML line numbers. */
-function load(yamlText: string): { value: unknown; c: Checker } {
+export function load(yamlText: string): { value: unknown; c: Checker } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -248,7 +253,7 @@ export function parseLesson(yamlText: string): Lesson {
     value,
     [],
     ['id', 'title', 'summary', 'topics', 'level', 'minutes', 'setup', 'sessions', 'steps'],
-    ['teardown', 'code'],
+    ['teardown', 'code', 'conclusion'],
   );
   if (!root) throw new LessonError(c.issues);
 
@@ -256,6 +261,7 @@ export function parseLesson(yamlText: string): Lesson {
   if (id !== undefined && !ID_RE.test(id)) c.fail(['id'], `"${id}" must be kebab-case (a-z, 0-9, "-")`);
   const title = c.localized(root.title, ['title']);
   const summary = c.localized(root.summary, ['summary']);
+  const conclusion = c.localized(root.conclusion, ['conclusion']);
 
   const topics: string[] = [];
   const topicList = c.list(root.topics, ['topics']);
@@ -271,6 +277,7 @@ export function parseLesson(yamlText: string): Lesson {
   let level: Level | undefined;
   if (root.level !== undefined) {
     if ((LEVELS as readonly unknown[]).includes(root.level)) level = root.level as Level;
+    else if (typeof root.level === 'string' && LEVEL_ALIASES[root.level]) level = LEVEL_ALIASES[root.level];
     else c.fail(['level'], `expected one of ${LEVELS.join(', ')}`);
   }
   let minutes: number | undefined;
@@ -302,6 +309,7 @@ export function parseLesson(yamlText: string): Lesson {
     id: id!,
     title: title!,
     summary: summary!,
+    ...(conclusion ? { conclusion } : {}),
     topics,
     level: level!,
     minutes: minutes!,

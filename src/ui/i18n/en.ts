@@ -106,7 +106,7 @@ export const en = {
     noScript: 'No scripted steps for this session.',
     output: 'Output',
     doomedBadge: 'doomed → 40001',
-    doomedText: 'SERIALIZABLE has marked this transaction to be canceled: its next statement or COMMIT fails with 40001.',
+    doomedText: 'SERIALIZABLE has marked this transaction to be cancelled: its next statement or COMMIT fails with 40001.',
   },
   graph: {
     title: 'Wait-for graph',

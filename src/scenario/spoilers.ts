@@ -1,0 +1,89 @@
+/**
+ * Spoiler check: what a lesson shows before step 1 (title and summary) must not state the outcome
+ * of any of its predict checkpoints. A heuristic over the text, used by the lesson tests.
+ */
+import type { Lesson, Localized } from './lesson';
+
+/** Error codes a checkpoint's outcome can name. */
+const SQLSTATE_RE = /\b(?:40P01|55P03|40001|23505|25P02|57P01|57014|25P03)\b/gi;
+
+const STOP = new Set(
+  (
+    'the and but for with that this then than what when which who whom its it is are was were be been being has have had ' +
+    'does did not no yes a an of to in on at by as or from into one two all any each now only also just here there their them they ' +
+    'its own same other after before until about more most very can could would should will may must so if while both ' +
+    'и в во на с со к ко по за из от до не ни но а же ли то что как так это эта этот эти его её их она он оно они ' +
+    'для при под над без или уже ещё еще все всё всех тот та те там тут вот один одна одно два две только также ' +
+    'через затем нет потом того когда пока чем где'
+  ).split(' '),
+);
+
+/** Content words of a text with their stems: words of 3+ letters (codes kept whole), stems cut to 4 characters. */
+function words(text: string): { stem: string; keyword: boolean }[] {
+  return (text.match(/[\p{L}\p{N}_]+/gu) ?? [])
+    .filter((w) => w.length >= 3 && !STOP.has(w.toLowerCase()))
+    .map((w) => ({
+      stem: /\d/.test(w) ? w.toUpperCase() : w.toLowerCase().slice(0, 4),
+      // An upper-case word is SQL (ACCESS EXCLUSIVE, SKIP LOCKED): a name of the topic, not an outcome.
+      keyword: /^[A-Z_]{3,}$/.test(w),
+    }));
+}
+
+/** Content-word stems of a text. */
+export function stems(text: string): string[] {
+  return words(text).map((w) => w.stem);
+}
+
+/** Pairs of content stems at most three words apart, as "a b" strings, skipping pairs of SQL keywords. */
+function pairs(text: string): Set<string> {
+  const s = words(text);
+  const out = new Set<string>();
+  for (let i = 0; i < s.length; i++)
+    for (let j = i + 1; j <= i + 3 && j < s.length; j++) if (!(s[i].keyword && s[j].keyword)) out.add(`${s[i].stem} ${s[j].stem}`);
+  return out;
+}
+
+export interface Spoiler {
+  lang: keyof Localized;
+  /** 'title' or 'summary'. */
+  field: 'title' | 'summary';
+  /** 1-based number of the checkpoint whose outcome the text gives away. */
+  checkpoint: number;
+  /** What gives it away: an error code, a pair of words or a word shared with the right answer or its explanation. */
+  evidence: string;
+}
+
+/**
+ * The places where a lesson's title or summary states the outcome of one of its checkpoints:
+ * it names an error code the right answer names; it shares a pair of nearby content words with
+ * the right answer or its explanation that neither the question nor a wrong choice contains; or
+ * it uses a word (not SQL) that only the right choice uses, absent from the question.
+ */
+export function findSpoilers(lesson: Pick<Lesson, 'title' | 'summary' | 'steps'>): Spoiler[] {
+  const out: Spoiler[] = [];
+  let n = 0;
+  for (const item of lesson.steps) {
+    if (item.kind !== 'predict') continue;
+    n++;
+    for (const lang of ['en', 'ru'] as const) {
+      const right = item.choices.find((c) => c.id === item.answer)?.label[lang] ?? '';
+      const wrong = item.choices.filter((c) => c.id !== item.answer).map((c) => c.label[lang]);
+      const codes = new Set((right.match(SQLSTATE_RE) ?? []).map((c) => c.toUpperCase()));
+      const known = new Set([...pairs(item.question[lang]), ...wrong.flatMap((w) => [...pairs(w)])]);
+      const outcomePairs = [...pairs(`${right} ${item.explanation[lang]}`)].filter((p) => !known.has(p));
+      const common = new Set([...stems(item.question[lang]), ...wrong.flatMap(stems)]);
+      const only = new Set(stems(right).filter((w) => !common.has(w) && !/\d/.test(w)));
+      for (const field of ['title', 'summary'] as const) {
+        const text = lesson[field][lang];
+        const found = new Set<string>();
+        for (const code of text.match(SQLSTATE_RE) ?? []) if (codes.has(code.toUpperCase())) found.add(code.toUpperCase());
+        // A title names the topic, so only codes and the right choice's own words count there.
+        const mine = field === 'summary' ? pairs(text) : new Set<string>();
+        for (const p of outcomePairs) if (mine.has(p)) found.add(`"${p}"`);
+        for (const w of words(text)) if (!w.keyword && only.has(w.stem)) found.add(`'${w.stem}'`);
+        for (const evidence of found) out.push({ lang, field, checkpoint: n, evidence });
+      }
+    }
+  }
+  return out;
+}
