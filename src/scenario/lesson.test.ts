@@ -336,8 +336,24 @@ describe('parseInterview', () => {
       model: t('It limits any single lock wait.'),
       lesson: 'other',
       see: [],
+      followups: [],
     });
     expect(iv.topics).toEqual([{ title: t('Matrices'), lessons: ['tiny', 'other'] }]);
+    expect(iv.pages).toEqual([]);
+  });
+
+  it('parses follow-ups and senior topic pages, and rejects a duplicate follow-up id', () => {
+    const v = interview();
+    v.questions[0].followups = [
+      { id: 'f1', question: t('Why?'), model: t('Because.') },
+      { id: 'f2', question: t('And then?'), model: t('Then this.') },
+    ];
+    v.pages = [{ id: 'broker', title: t('Queue vs broker'), body: t('One.\n\nTwo.'), lessons: ['tiny'] }];
+    const iv = parseInterview(stringify(v), ['tiny', 'other']);
+    expect(iv.questions[0].followups.map((f) => f.id)).toEqual(['f1', 'f2']);
+    expect(iv.pages).toEqual([{ id: 'broker', title: t('Queue vs broker'), body: t('One.\n\nTwo.'), lessons: ['tiny'] }]);
+    v.questions[1].followups = [{ id: 'f1', question: t('Again?'), model: t('No.') }];
+    expect(() => parseInterview(stringify(v), ['tiny', 'other'])).toThrow(/duplicate follow-up "f1"/);
   });
 
   const cases: { name: string; edit: (v: Loose) => void; path: string; message: RegExp; ids?: string[] }[] = [

@@ -551,6 +551,27 @@ export interface InterviewQuestion {
   lesson: string;
   /** Further lessons worth replaying for this question. */
   see: string[];
+  /** What an interviewer asks next, each with its model answer. */
+  followups: InterviewFollowup[];
+}
+
+/** A follow-up question: asked after the main one, answered freely. */
+export interface InterviewFollowup {
+  /** kebab-case, unique in the file (across questions). */
+  id: string;
+  question: Localized;
+  model: Localized;
+}
+
+/** A short page on a senior topic the lessons narrate but cannot act out, linked from interview mode. */
+export interface InterviewPage {
+  /** kebab-case, unique; the page's address is `#/interview/topics/<id>`. */
+  id: string;
+  title: Localized;
+  /** Paragraphs separated by blank lines. */
+  body: Localized;
+  /** Lessons that show the parts the simulator can act out. */
+  lessons: string[];
 }
 
 /** A senior+ topic: what an interviewer digs into, with the lessons that cover it. */
@@ -564,6 +585,8 @@ export interface Interview {
   intro?: Localized;
   questions: InterviewQuestion[];
   topics: InterviewTopic[];
+  /** Senior topic pages; empty when the file has none. */
+  pages: InterviewPage[];
 }
 
 /**
@@ -572,7 +595,7 @@ export interface Interview {
  */
 export function parseInterview(yamlText: string, lessonIds?: readonly string[]): Interview {
   const { value, c } = load(yamlText);
-  const root = c.object(value, [], ['title', 'questions', 'topics'], ['intro']);
+  const root = c.object(value, [], ['title', 'questions', 'topics'], ['intro', 'pages']);
   if (!root) throw new LessonError(c.issues);
   const title = c.localized(root.title, ['title']);
   const intro = c.localized(root.intro, ['intro']);
@@ -597,11 +620,12 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
   };
 
   const questions: InterviewQuestion[] = [];
+  const followupIds = new Set<string>();
   const qList = c.list(root.questions, ['questions']);
   if (qList && qList.length === 0) c.fail(['questions'], 'list at least one question');
   qList?.forEach((raw, i) => {
     const path: Path = ['questions', i];
-    const o = c.object(raw, path, ['id', 'question', 'model', 'lesson'], ['choices', 'answer', 'see']);
+    const o = c.object(raw, path, ['id', 'question', 'model', 'lesson'], ['choices', 'answer', 'see', 'followups']);
     if (!o) return;
     const id = c.text(o.id, [...path, 'id']);
     if (id !== undefined && !ID_RE.test(id)) c.fail([...path, 'id'], `"${id}" must be kebab-case`);
@@ -636,6 +660,18 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
     } else if (o.answer !== undefined) {
       c.fail([...path, 'answer'], 'only a question with choices has an answer id; a free answer uses "model" alone');
     }
+    const followups: InterviewFollowup[] = [];
+    c.list(o.followups, [...path, 'followups'])?.forEach((rf, j) => {
+      const fp: Path = [...path, 'followups', j];
+      const fo = c.object(rf, fp, ['id', 'question', 'model'], []);
+      if (!fo) return;
+      const fid = c.text(fo.id, [...fp, 'id']);
+      const fq = c.localized(fo.question, [...fp, 'question']);
+      const fm = c.localized(fo.model, [...fp, 'model']);
+      if (fid !== undefined && !ID_RE.test(fid)) c.fail([...fp, 'id'], `"${fid}" must be kebab-case`);
+      else if (fid !== undefined && followupIds.has(fid)) c.fail([...fp, 'id'], `duplicate follow-up "${fid}"`);
+      else if (fid !== undefined && fq && fm) (followupIds.add(fid), followups.push({ id: fid, question: fq, model: fm }));
+    });
     if (id === undefined || !question || !model || lesson === undefined) return;
     questions.push({
       id,
@@ -645,6 +681,7 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
       model,
       lesson,
       see,
+      followups,
     });
   });
 
@@ -660,6 +697,20 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
     if (t) topics.push({ title: t, lessons });
   });
 
+  const pages: InterviewPage[] = [];
+  c.list(root.pages, ['pages'])?.forEach((raw, i) => {
+    const path: Path = ['pages', i];
+    const o = c.object(raw, path, ['id', 'title', 'body', 'lessons'], []);
+    if (!o) return;
+    const id = c.text(o.id, [...path, 'id']);
+    if (id !== undefined && !ID_RE.test(id)) c.fail([...path, 'id'], `"${id}" must be kebab-case`);
+    else if (id !== undefined && pages.some((p) => p.id === id)) c.fail([...path, 'id'], `duplicate page "${id}"`);
+    const t = c.localized(o.title, [...path, 'title']);
+    const body = c.localized(o.body, [...path, 'body']);
+    const lessons = lessonList(o.lessons, [...path, 'lessons'], false);
+    if (id !== undefined && ID_RE.test(id) && t && body) pages.push({ id, title: t, body, lessons });
+  });
+
   if (c.issues.length > 0) throw new LessonError(c.issues);
-  return { title: title!, ...(intro ? { intro } : {}), questions, topics };
+  return { title: title!, ...(intro ? { intro } : {}), questions, topics, pages };
 }

@@ -122,6 +122,8 @@ export interface InterviewQuestionData {
   lesson: string;
   /** Further lessons worth replaying. */
   see: string[];
+  /** What an interviewer asks next (free answers). */
+  followups?: { id: string; question: LocalizedText; model: LocalizedText }[];
 }
 
 /** The interview mode's content (lessons/interview/interview.yaml). */
@@ -131,6 +133,8 @@ export interface InterviewData {
   questions: InterviewQuestionData[];
   /** Senior+ topics: a checklist, each linked to lessons. */
   topics: { title: LocalizedText; lessons: string[] }[];
+  /** Short pages on senior topics (`#/interview/topics/<id>`); paragraphs separated by blank lines. */
+  pages?: { id: string; title: LocalizedText; body: LocalizedText; lessons: string[] }[];
 }
 
 /** Where the lesson list comes from (lessons/ on disk, bundled by the lead). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CourseData, LessonSummary } from '../backend';
-import { listParts, tagLabel, trackProgress } from './course';
+import { drillCards, listParts, paragraphs, tagLabel, trackProgress } from './course';
 
 const lesson = (id: string, minutes = 5): LessonSummary => ({ id, title: id, topic: '', steps: 3, minutes });
 const course: CourseData = {
@@ -42,5 +42,27 @@ describe('tagLabel', () => {
   it('translates known tags and falls back to the tag', () => {
     expect(tagLabel(course, 'deadlock')).toEqual({ en: 'deadlock', ru: 'взаимоблокировка' });
     expect(tagLabel(course, 'mvcc')).toBe('mvcc');
+  });
+});
+
+describe('drillCards', () => {
+  it('mixes follow-ups across questions, round by round', () => {
+    const q = (id: string, n: number) => ({
+      id,
+      question: id,
+      model: '',
+      lesson: 'l',
+      see: [],
+      followups: Array.from({ length: n }, (_, i) => ({ id: `${id}-${i + 1}`, question: `${id}?`, model: '' })),
+    });
+    const cards = drillCards([q('a', 2), q('b', 3), q('c', 1)]);
+    expect(cards.map((c) => c.id)).toEqual(['a-1', 'b-1', 'c-1', 'a-2', 'b-2', 'b-3']);
+    expect(cards[1].parent).toEqual({ id: 'b', question: 'b' });
+  });
+});
+
+describe('paragraphs', () => {
+  it('splits on blank lines and joins wrapped lines', () => {
+    expect(paragraphs('One\nline.\n\n  Two.\n\n\n')).toEqual(['One line.', 'Two.']);
   });
 });

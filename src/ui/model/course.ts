@@ -1,5 +1,5 @@
 /** The lesson list as a path: lessons grouped into the course's parts, and a track's progress (pure). */
-import type { CourseData, LessonSummary, LocalizedText } from '../backend';
+import type { CourseData, InterviewQuestionData, LessonSummary, LocalizedText } from '../backend';
 
 /** One group of the list: a course part, or the lessons no part names yet (`title` null). */
 export interface ListPart {
@@ -51,4 +51,37 @@ export function trackProgress(
 /** A topic tag's label in the course's tag dictionary, or the tag itself when it has none. */
 export function tagLabel(course: CourseData | null, tag: string): LocalizedText {
   return course?.tags[tag] ?? tag;
+}
+
+/** One card of the follow-up drill: a follow-up question and the main question it follows. */
+export interface DrillCard {
+  id: string;
+  question: LocalizedText;
+  model: LocalizedText;
+  /** The main interview question it follows up on. */
+  parent: { id: string; question: LocalizedText };
+}
+
+/**
+ * The follow-up drill's cards, mixed across questions: the first follow-up of every question,
+ * then every second one, and so on, so two cards in a row never follow up on the same question
+ * while another question still has cards left.
+ */
+export function drillCards(questions: readonly InterviewQuestionData[]): DrillCard[] {
+  const out: DrillCard[] = [];
+  const depth = Math.max(0, ...questions.map((q) => q.followups?.length ?? 0));
+  for (let j = 0; j < depth; j++)
+    for (const q of questions) {
+      const f = q.followups?.[j];
+      if (f) out.push({ ...f, parent: { id: q.id, question: q.question } });
+    }
+  return out;
+}
+
+/** A page body split into its paragraphs (separated by blank lines). */
+export function paragraphs(text: string): string[] {
+  return text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
 }
