@@ -55,35 +55,41 @@ export interface Spoiler {
 
 /**
  * The places where a lesson's title or summary states the outcome of one of its checkpoints:
- * it names an error code the right answer names; it shares a pair of nearby content words with
- * the right answer or its explanation that neither the question nor a wrong choice contains; or
- * it uses a word (not SQL) that only the right choice uses, absent from the question.
+ * it names an error code the right answer names, or it shares a pair of nearby content words
+ * with the right answer or its explanation. Pairs that describe the setting rather than an
+ * outcome do not count: those in any question of the lesson, in a wrong choice of that
+ * checkpoint, in the narration the learner has read before it, in the title (for the summary) or
+ * in the SQL of the steps. A title, which names the topic, is checked for error codes only.
  */
 export function findSpoilers(lesson: Pick<Lesson, 'title' | 'summary' | 'steps'>): Spoiler[] {
   const out: Spoiler[] = [];
-  let n = 0;
-  for (const item of lesson.steps) {
-    if (item.kind !== 'predict') continue;
-    n++;
+  const predicts = lesson.steps.flatMap((s) => (s.kind === 'predict' ? [s] : []));
+  const sql = lesson.steps.flatMap((s) => (s.kind === 'step' ? [...pairs(s.sql)] : []));
+  predicts.forEach((item, i) => {
+    // What the learner has read by the time this checkpoint asks: the narration of the items before it.
+    const before = lesson.steps.slice(0, lesson.steps.indexOf(item)).flatMap((s) => (s.kind !== 'predict' && s.narration ? [s.narration] : []));
     for (const lang of ['en', 'ru'] as const) {
       const right = item.choices.find((c) => c.id === item.answer)?.label[lang] ?? '';
       const wrong = item.choices.filter((c) => c.id !== item.answer).map((c) => c.label[lang]);
       const codes = new Set((right.match(SQLSTATE_RE) ?? []).map((c) => c.toUpperCase()));
-      const known = new Set([...pairs(item.question[lang]), ...wrong.flatMap((w) => [...pairs(w)])]);
-      const outcomePairs = [...pairs(`${right} ${item.explanation[lang]}`)].filter((p) => !known.has(p));
-      const common = new Set([...stems(item.question[lang]), ...wrong.flatMap(stems)]);
-      const only = new Set(stems(right).filter((w) => !common.has(w) && !/\d/.test(w)));
+      const setting = new Set([
+        ...sql,
+        ...before.flatMap((n) => [...pairs(n[lang])]),
+        ...predicts.flatMap((p) => [...pairs(p.question[lang])]),
+        ...wrong.flatMap((w) => [...pairs(w)]),
+      ]);
+      const outcome = [...pairs(`${right} ${item.explanation[lang]}`)].filter((p) => !setting.has(p));
       for (const field of ['title', 'summary'] as const) {
         const text = lesson[field][lang];
         const found = new Set<string>();
         for (const code of text.match(SQLSTATE_RE) ?? []) if (codes.has(code.toUpperCase())) found.add(code.toUpperCase());
-        // A title names the topic, so only codes and the right choice's own words count there.
+        const titled = field === 'summary' ? pairs(lesson.title[lang]) : new Set<string>();
+        // A title names the topic, so only error codes count there.
         const mine = field === 'summary' ? pairs(text) : new Set<string>();
-        for (const p of outcomePairs) if (mine.has(p)) found.add(`"${p}"`);
-        for (const w of words(text)) if (!w.keyword && only.has(w.stem)) found.add(`'${w.stem}'`);
-        for (const evidence of found) out.push({ lang, field, checkpoint: n, evidence });
+        for (const p of outcome) if (mine.has(p) && !titled.has(p)) found.add(`"${p}"`);
+        for (const evidence of found) out.push({ lang, field, checkpoint: i + 1, evidence });
       }
     }
-  }
+  });
   return out;
 }
