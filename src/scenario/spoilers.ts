@@ -34,12 +34,12 @@ export function stems(text: string): string[] {
   return words(text).map((w) => w.stem);
 }
 
-/** Pairs of content stems at most three words apart, as "a b" strings, skipping pairs of SQL keywords. */
+/** Unordered pairs of content stems at most three words apart, as "a b" strings, skipping pairs of SQL keywords. */
 function pairs(text: string): Set<string> {
   const s = words(text);
   const out = new Set<string>();
   for (let i = 0; i < s.length; i++)
-    for (let j = i + 1; j <= i + 3 && j < s.length; j++) if (!(s[i].keyword && s[j].keyword)) out.add(`${s[i].stem} ${s[j].stem}`);
+    for (let j = i + 1; j <= i + 3 && j < s.length; j++) if (!(s[i].keyword && s[j].keyword)) out.add([s[i].stem, s[j].stem].sort().join(' '));
   return out;
 }
 
@@ -59,7 +59,7 @@ export interface Spoiler {
  * with the right answer or its explanation. Pairs that describe the setting rather than an
  * outcome do not count: those in any question of the lesson, in a wrong choice of that
  * checkpoint, in the narration the learner has read before it, in the title (for the summary) or
- * in the SQL of the steps. A title, which names the topic, is checked for error codes only.
+ * in the SQL of the steps. A title, which names the topic, is compared with the right choice only.
  */
 export function findSpoilers(lesson: Pick<Lesson, 'title' | 'summary' | 'steps'>): Spoiler[] {
   const out: Spoiler[] = [];
@@ -79,14 +79,15 @@ export function findSpoilers(lesson: Pick<Lesson, 'title' | 'summary' | 'steps'>
         ...wrong.flatMap((w) => [...pairs(w)]),
       ]);
       const outcome = [...pairs(`${right} ${item.explanation[lang]}`)].filter((p) => !setting.has(p));
+      const answered = [...pairs(right)].filter((p) => !setting.has(p));
       for (const field of ['title', 'summary'] as const) {
         const text = lesson[field][lang];
         const found = new Set<string>();
         for (const code of text.match(SQLSTATE_RE) ?? []) if (codes.has(code.toUpperCase())) found.add(code.toUpperCase());
         const titled = field === 'summary' ? pairs(lesson.title[lang]) : new Set<string>();
-        // A title names the topic, so only error codes count there.
-        const mine = field === 'summary' ? pairs(text) : new Set<string>();
-        for (const p of outcome) if (mine.has(p) && !titled.has(p)) found.add(`"${p}"`);
+        // A title names the topic, so only the right choice's own words count there, not the explanation's.
+        const mine = pairs(text);
+        for (const p of field === 'summary' ? outcome : answered) if (mine.has(p) && !titled.has(p)) found.add(`"${p}"`);
         for (const evidence of found) out.push({ lang, field, checkpoint: i + 1, evidence });
       }
     }
