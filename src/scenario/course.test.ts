@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { courseGaps, courseOrder, parseCourse } from './course';
 import { LessonError, parseInterview, parseLesson, type Lesson } from './lesson';
+import { coverageProblems } from './coverage';
 import { findSpoilers } from './spoilers';
 
 const dir = new URL('../../lessons/', import.meta.url).pathname;
@@ -94,12 +95,26 @@ describe('no spoilers before step 1', () => {
       const l = lessons.find((x) => x.id === lesson)!;
       return findSpoilers({ ...l, summary: { en: summary, ru: l.summary.ru } }).length;
     };
-    expect(was('The same two transfers, but B closes the cycle later. Now the first waiter is the victim, not the last one.', 'deadlock-victim-timing')).toBeGreaterThan(0);
-    expect(was('Three transfers form a ring. No pair of them deadlocks, yet all three do. The detector follows the whole wait-for graph.', 'three-way-deadlock')).toBeGreaterThan(0);
+    expect(
+      was(
+        'The same two transfers, but B closes the cycle later. Now the first waiter is the victim, not the last one.',
+        'deadlock-victim-timing',
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      was(
+        'Three transfers form a ring. No pair of them deadlocks, yet all three do. The detector follows the whole wait-for graph.',
+        'three-way-deadlock',
+      ),
+    ).toBeGreaterThan(0);
     expect(was('SELECT … FOR UPDATE NOWAIT refuses to wait: it fails at once with 55P03.', 'nowait')).toBeGreaterThan(0);
-    expect(was('A transaction that is idle in transaction keeps all its row locks until the timeout ends it.', 'idle-in-transaction')).toBeGreaterThan(0);
+    expect(
+      was('A transaction that is idle in transaction keeps all its row locks until the timeout ends it.', 'idle-in-transaction'),
+    ).toBeGreaterThan(0);
     const skew = lessons.find((x) => x.id === 'serializable-write-skew')!;
-    expect(findSpoilers({ ...skew, title: { en: 'SERIALIZABLE: write skew fails at COMMIT', ru: skew.title.ru } }).length).toBeGreaterThan(0);
+    expect(findSpoilers({ ...skew, title: { en: 'SERIALIZABLE: write skew fails at COMMIT', ru: skew.title.ru } }).length).toBeGreaterThan(
+      0,
+    );
   });
 });
 
@@ -109,7 +124,29 @@ describe('interview follow-ups and senior topic pages', () => {
   });
   it('has the six senior topic pages', () => {
     expect(interview.pages.map((p) => p.id).sort()).toEqual(
-      ['advisory-vs-coordinator', 'hashtextextended', 'idempotency-side-effects', 'pooler-transaction-mode', 'skip-locked-vs-broker', 'transaction-timeout'].sort(),
+      [
+        'advisory-vs-coordinator',
+        'hashtextextended',
+        'idempotency-side-effects',
+        'pooler-transaction-mode',
+        'skip-locked-vs-broker',
+        'transaction-timeout',
+      ].sort(),
     );
+  });
+});
+
+describe('docs/coverage.md', () => {
+  const coverage = readFileSync(new URL('../../docs/coverage.md', import.meta.url), 'utf8');
+  it('cites only real step names of each lesson', () => {
+    expect(coverageProblems(coverage, lessons)).toEqual([]);
+  });
+  it('the check catches a step a lesson does not have', () => {
+    expect(coverageProblems('classic-deadlock (a9, b2)', lessons)).toEqual([
+      'classic-deadlock: docs/coverage.md cites step a9, which the lesson does not have',
+    ]);
+  });
+  it('names every senior topic page', () => {
+    for (const p of interview.pages) expect(coverage).toContain(`\`${p.id}\``);
   });
 });

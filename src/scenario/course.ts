@@ -65,7 +65,12 @@ export function parseCourse(yamlText: string, lessonIds?: readonly string[]): Co
     const path: Path = ['parts', i];
     const o = c.object(raw, path, ['id', 'title', 'lessons'], []);
     if (!o) return;
-    const id = idOf(o.id, [...path, 'id'], parts.map((p) => p.id), 'part');
+    const id = idOf(
+      o.id,
+      [...path, 'id'],
+      parts.map((p) => p.id),
+      'part',
+    );
     const title = c.localized(o.title, [...path, 'title']);
     const lessons: string[] = [];
     const list = c.list(o.lessons, [...path, 'lessons']);
@@ -74,7 +79,10 @@ export function parseCourse(yamlText: string, lessonIds?: readonly string[]): Co
       const lid = ref(x, [...path, 'lessons', j]);
       if (lid === undefined) return;
       if (ordered.includes(lid)) c.fail([...path, 'lessons', j], `lesson "${lid}" is already in the course; list each lesson once`);
-      else (lessons.push(lid), ordered.push(lid));
+      else {
+        lessons.push(lid);
+        ordered.push(lid);
+      }
     });
     if (id !== undefined && title) parts.push({ id, title, lessons });
   });
@@ -87,7 +95,12 @@ export function parseCourse(yamlText: string, lessonIds?: readonly string[]): Co
     const path: Path = ['tracks', i];
     const o = c.object(raw, path, ['id', 'title', 'description', 'lessons'], []);
     if (!o) return;
-    const id = idOf(o.id, [...path, 'id'], tracks.map((t) => t.id), 'track');
+    const id = idOf(
+      o.id,
+      [...path, 'id'],
+      tracks.map((t) => t.id),
+      'track',
+    );
     const title = c.localized(o.title, [...path, 'title']);
     const description = c.localized(o.description, [...path, 'description']);
     let lessons: string[] = [];
@@ -145,7 +158,9 @@ export function courseGaps(course: Course, lessons: readonly Pick<Lesson, 'id' |
   const missing = [...new Set(lessons.flatMap((l) => l.topics))].filter((t) => !course.tags[t]);
   for (const tag of missing) {
     const users = lessons.filter((l) => l.topics.includes(tag)).map((l) => l.id);
-    out.push(`topic tag "${tag}" (used by ${users.join(', ')}) has no translation: add "  ${tag}: { en: …, ru: … }" under "tags:" in lessons/course/course.yaml`);
+    out.push(
+      `topic tag "${tag}" (used by ${users.join(', ')}) has no translation: add "  ${tag}: { en: …, ru: … }" under "tags:" in lessons/course/course.yaml`,
+    );
   }
   return out;
 }

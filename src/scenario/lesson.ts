@@ -670,7 +670,10 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
       const fm = c.localized(fo.model, [...fp, 'model']);
       if (fid !== undefined && !ID_RE.test(fid)) c.fail([...fp, 'id'], `"${fid}" must be kebab-case`);
       else if (fid !== undefined && followupIds.has(fid)) c.fail([...fp, 'id'], `duplicate follow-up "${fid}"`);
-      else if (fid !== undefined && fq && fm) (followupIds.add(fid), followups.push({ id: fid, question: fq, model: fm }));
+      else if (fid !== undefined && fq && fm) {
+        followupIds.add(fid);
+        followups.push({ id: fid, question: fq, model: fm });
+      }
     });
     if (id === undefined || !question || !model || lesson === undefined) return;
     questions.push({

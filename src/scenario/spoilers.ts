@@ -39,7 +39,8 @@ function pairs(text: string): Set<string> {
   const s = words(text);
   const out = new Set<string>();
   for (let i = 0; i < s.length; i++)
-    for (let j = i + 1; j <= i + 3 && j < s.length; j++) if (!(s[i].keyword && s[j].keyword)) out.add([s[i].stem, s[j].stem].sort().join(' '));
+    for (let j = i + 1; j <= i + 3 && j < s.length; j++)
+      if (!(s[i].keyword && s[j].keyword)) out.add([s[i].stem, s[j].stem].sort().join(' '));
   return out;
 }
 
@@ -67,7 +68,9 @@ export function findSpoilers(lesson: Pick<Lesson, 'title' | 'summary' | 'steps'>
   const sql = lesson.steps.flatMap((s) => (s.kind === 'step' ? [...pairs(s.sql)] : []));
   predicts.forEach((item, i) => {
     // What the learner has read by the time this checkpoint asks: the narration of the items before it.
-    const before = lesson.steps.slice(0, lesson.steps.indexOf(item)).flatMap((s) => (s.kind !== 'predict' && s.narration ? [s.narration] : []));
+    const before = lesson.steps
+      .slice(0, lesson.steps.indexOf(item))
+      .flatMap((s) => (s.kind !== 'predict' && s.narration ? [s.narration] : []));
     for (const lang of ['en', 'ru'] as const) {
       const right = item.choices.find((c) => c.id === item.answer)?.label[lang] ?? '';
       const wrong = item.choices.filter((c) => c.id !== item.answer).map((c) => c.label[lang]);
