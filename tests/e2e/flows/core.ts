@@ -222,7 +222,7 @@ const classicDeadlockRu: Flow = {
           'state of a waiting session',
         );
       if (states.A === 'waiting')
-        await expectText('[data-testid="session-pane"][data-session="A"] [data-testid="wait-text"]', 'держит сеанс B', 'wait text');
+        await expectText('[data-testid="session-pane"][data-session="A"] [data-testid="wait-text"]', 'держит сессия B', 'wait text');
       if (states.B === 'aborted')
         await expectText(
           '[data-testid="session-pane"][data-session="B"] [data-testid="session-state"]',
