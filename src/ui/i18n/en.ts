@@ -409,7 +409,7 @@ export const en = {
     trackComplete: 'Track complete.',
     trackNotFound: 'There is no such track.',
     allLessons: 'All lessons',
-    seniorTopicsTitle: 'Senior topics to talk through',
+    seniorTopicsTitle: 'Senior topics: short pages',
     seniorTopicsIntro: 'Short pages on what an interviewer digs into after the basics.',
     backToInterview: 'Back to interview practice',
     topicLessons: 'Replay on the simulator',

@@ -415,7 +415,7 @@ export const ru: Messages = {
     trackComplete: 'Маршрут пройден.',
     trackNotFound: 'Такого маршрута нет.',
     allLessons: 'Все уроки',
-    seniorTopicsTitle: 'Темы уровня senior для разговора',
+    seniorTopicsTitle: 'Темы уровня senior: короткие страницы',
     seniorTopicsIntro: 'Короткие страницы о том, куда интервьюер копает после основ.',
     backToInterview: 'Назад к вопросам собеседования',
     topicLessons: 'Переиграть на симуляторе',
