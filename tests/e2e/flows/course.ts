@@ -140,6 +140,14 @@ const courseTrack: Flow = {
     await ctx.openLesson(finished);
     const [, total] = await ctx.position();
     for (let i = 0; i < total; i++) await ctx.next();
+    // The goal came before step 1; the conclusion comes at the end.
+    const conclusion = (lessonYaml(finished) as unknown as { conclusion: { en: string } }).conclusion.en;
+    const shownConclusion = norm((await ctx.byTestId('narration-conclusion').textContent()) ?? '');
+    assert(
+      shownConclusion.endsWith(norm(conclusion)),
+      `the end of ${finished} shows "${shownConclusion.slice(0, 80)}…", not its conclusion`,
+    );
+    await ctx.shot('conclusion');
     await ctx.page.goto(ctx.url('#/'));
     const card = ctx.page.locator(`[data-testid="track-card"][data-track="${track.id}"]`);
     await waitFor(async () => (await card.getAttribute('data-done')) === '1', 'the classroom card does not count the finished lesson');
