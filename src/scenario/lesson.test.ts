@@ -67,7 +67,7 @@ describe('parseLesson validation', () => {
     { name: 'missing ru', edit: (l) => delete l.summary.ru, path: 'summary.ru', message: /missing required field/ },
     { name: 'empty en', edit: (l) => (l.title.en = '  '), path: 'title.en', message: /non-empty string/ },
     { name: 'bad id', edit: (l) => (l.id = 'Tiny_Lesson'), path: 'id', message: /kebab-case/ },
-    { name: 'bad level', edit: (l) => (l.level = 'expert'), path: 'level', message: /beginner, intermediate, advanced/ },
+    { name: 'bad level', edit: (l) => (l.level = 'expert'), path: 'level', message: /beginner, intermediate, senior/ },
     { name: 'bad minutes', edit: (l) => (l.minutes = 2.5), path: 'minutes', message: /positive whole number/ },
     { name: 'no topics', edit: (l) => (l.topics = []), path: 'topics', message: /at least one topic/ },
     { name: 'one session', edit: (l) => l.sessions.pop(), path: 'sessions', message: /2 to 4 sessions, found 1/ },
@@ -336,8 +336,24 @@ describe('parseInterview', () => {
       model: t('It limits any single lock wait.'),
       lesson: 'other',
       see: [],
+      followups: [],
     });
     expect(iv.topics).toEqual([{ title: t('Matrices'), lessons: ['tiny', 'other'] }]);
+    expect(iv.pages).toEqual([]);
+  });
+
+  it('parses follow-ups and senior topic pages, and rejects a duplicate follow-up id', () => {
+    const v = interview();
+    v.questions[0].followups = [
+      { id: 'f1', question: t('Why?'), model: t('Because.') },
+      { id: 'f2', question: t('And then?'), model: t('Then this.') },
+    ];
+    v.pages = [{ id: 'broker', title: t('Queue vs broker'), body: t('One.\n\nTwo.'), lessons: ['tiny'] }];
+    const iv = parseInterview(stringify(v), ['tiny', 'other']);
+    expect(iv.questions[0].followups.map((f) => f.id)).toEqual(['f1', 'f2']);
+    expect(iv.pages).toEqual([{ id: 'broker', title: t('Queue vs broker'), body: t('One.\n\nTwo.'), lessons: ['tiny'] }]);
+    v.questions[1].followups = [{ id: 'f1', question: t('Again?'), model: t('No.') }];
+    expect(() => parseInterview(stringify(v), ['tiny', 'other'])).toThrow(/duplicate follow-up "f1"/);
   });
 
   const cases: { name: string; edit: (v: Loose) => void; path: string; message: RegExp; ids?: string[] }[] = [

@@ -13,8 +13,10 @@ export interface Localized {
 }
 
 export const LANGUAGES = ['en', 'ru'] as const;
-export const LEVELS = ['beginner', 'intermediate', 'advanced'] as const;
+export const LEVELS = ['beginner', 'intermediate', 'senior'] as const;
 export type Level = (typeof LEVELS)[number];
+/** Older level names still read, each as the level it became (`advanced` is `senior`). */
+const LEVEL_ALIASES: Readonly<Record<string, Level>> = { advanced: 'senior' };
 
 /** Name of the observer session that exists only to run pauses on real PostgreSQL. */
 export const CLOCK_SESSION = 'clock';
@@ -84,7 +86,10 @@ export interface CodeSnippet {
 export interface Lesson {
   id: string;
   title: Localized;
+  /** The goal, shown before step 1: it never states the outcome of a predict checkpoint. */
   summary: Localized;
+  /** What the lesson showed, shown after the last step (may state the outcomes). */
+  conclusion?: Localized;
   topics: string[];
   level: Level;
   minutes: number;
@@ -118,12 +123,12 @@ export function formatIssue(issue: LessonIssue): string {
   return issue.line ? `${where} (line ${issue.line}): ${issue.message}` : `${where}: ${issue.message}`;
 }
 
-const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+export const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SESSION_RE = /^[A-Za-z][A-Za-z0-9]{0,11}$/;
 const PAUSE_RE = /^(\d+(?:\.\d+)?)\s*(ms|s)$/;
 const MAX_PAUSE_MS = 60_000;
 
-type Path = (string | number)[];
+export type Path = (string | number)[];
 
 function pathText(path: Path): string {
   let out = '';
@@ -132,7 +137,7 @@ function pathText(path: Path): string {
 }
 
 /** Validates against a plain JS value produced by the YAML parser, collecting issues. */
-class Checker {
+export class Checker {
   readonly issues: LessonIssue[] = [];
   constructor(private readonly lineOf: (path: Path) => number | undefined) {}
 
@@ -217,7 +222,7 @@ export function stepName(session: string, n: number): string {
 }
 
 /** Parses YAML text into a plain value and a Checker whose issues carry YAML line numbers. */
-function load(yamlText: string): { value: unknown; c: Checker } {
+export function load(yamlText: string): { value: unknown; c: Checker } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -248,7 +253,7 @@ export function parseLesson(yamlText: string): Lesson {
     value,
     [],
     ['id', 'title', 'summary', 'topics', 'level', 'minutes', 'setup', 'sessions', 'steps'],
-    ['teardown', 'code'],
+    ['teardown', 'code', 'conclusion'],
   );
   if (!root) throw new LessonError(c.issues);
 
@@ -256,6 +261,7 @@ export function parseLesson(yamlText: string): Lesson {
   if (id !== undefined && !ID_RE.test(id)) c.fail(['id'], `"${id}" must be kebab-case (a-z, 0-9, "-")`);
   const title = c.localized(root.title, ['title']);
   const summary = c.localized(root.summary, ['summary']);
+  const conclusion = c.localized(root.conclusion, ['conclusion']);
 
   const topics: string[] = [];
   const topicList = c.list(root.topics, ['topics']);
@@ -271,6 +277,7 @@ export function parseLesson(yamlText: string): Lesson {
   let level: Level | undefined;
   if (root.level !== undefined) {
     if ((LEVELS as readonly unknown[]).includes(root.level)) level = root.level as Level;
+    else if (typeof root.level === 'string' && LEVEL_ALIASES[root.level]) level = LEVEL_ALIASES[root.level];
     else c.fail(['level'], `expected one of ${LEVELS.join(', ')}`);
   }
   let minutes: number | undefined;
@@ -302,6 +309,7 @@ export function parseLesson(yamlText: string): Lesson {
     id: id!,
     title: title!,
     summary: summary!,
+    ...(conclusion ? { conclusion } : {}),
     topics,
     level: level!,
     minutes: minutes!,
@@ -543,6 +551,27 @@ export interface InterviewQuestion {
   lesson: string;
   /** Further lessons worth replaying for this question. */
   see: string[];
+  /** What an interviewer asks next, each with its model answer. */
+  followups: InterviewFollowup[];
+}
+
+/** A follow-up question: asked after the main one, answered freely. */
+export interface InterviewFollowup {
+  /** kebab-case, unique in the file (across questions). */
+  id: string;
+  question: Localized;
+  model: Localized;
+}
+
+/** A short page on a senior topic the lessons narrate but cannot act out, linked from interview mode. */
+export interface InterviewPage {
+  /** kebab-case, unique; the page's address is `#/interview/topics/<id>`. */
+  id: string;
+  title: Localized;
+  /** Paragraphs separated by blank lines. */
+  body: Localized;
+  /** Lessons that show the parts the simulator can act out. */
+  lessons: string[];
 }
 
 /** A senior+ topic: what an interviewer digs into, with the lessons that cover it. */
@@ -556,6 +585,8 @@ export interface Interview {
   intro?: Localized;
   questions: InterviewQuestion[];
   topics: InterviewTopic[];
+  /** Senior topic pages; empty when the file has none. */
+  pages: InterviewPage[];
 }
 
 /**
@@ -564,7 +595,7 @@ export interface Interview {
  */
 export function parseInterview(yamlText: string, lessonIds?: readonly string[]): Interview {
   const { value, c } = load(yamlText);
-  const root = c.object(value, [], ['title', 'questions', 'topics'], ['intro']);
+  const root = c.object(value, [], ['title', 'questions', 'topics'], ['intro', 'pages']);
   if (!root) throw new LessonError(c.issues);
   const title = c.localized(root.title, ['title']);
   const intro = c.localized(root.intro, ['intro']);
@@ -589,11 +620,12 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
   };
 
   const questions: InterviewQuestion[] = [];
+  const followupIds = new Set<string>();
   const qList = c.list(root.questions, ['questions']);
   if (qList && qList.length === 0) c.fail(['questions'], 'list at least one question');
   qList?.forEach((raw, i) => {
     const path: Path = ['questions', i];
-    const o = c.object(raw, path, ['id', 'question', 'model', 'lesson'], ['choices', 'answer', 'see']);
+    const o = c.object(raw, path, ['id', 'question', 'model', 'lesson'], ['choices', 'answer', 'see', 'followups']);
     if (!o) return;
     const id = c.text(o.id, [...path, 'id']);
     if (id !== undefined && !ID_RE.test(id)) c.fail([...path, 'id'], `"${id}" must be kebab-case`);
@@ -628,6 +660,21 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
     } else if (o.answer !== undefined) {
       c.fail([...path, 'answer'], 'only a question with choices has an answer id; a free answer uses "model" alone');
     }
+    const followups: InterviewFollowup[] = [];
+    c.list(o.followups, [...path, 'followups'])?.forEach((rf, j) => {
+      const fp: Path = [...path, 'followups', j];
+      const fo = c.object(rf, fp, ['id', 'question', 'model'], []);
+      if (!fo) return;
+      const fid = c.text(fo.id, [...fp, 'id']);
+      const fq = c.localized(fo.question, [...fp, 'question']);
+      const fm = c.localized(fo.model, [...fp, 'model']);
+      if (fid !== undefined && !ID_RE.test(fid)) c.fail([...fp, 'id'], `"${fid}" must be kebab-case`);
+      else if (fid !== undefined && followupIds.has(fid)) c.fail([...fp, 'id'], `duplicate follow-up "${fid}"`);
+      else if (fid !== undefined && fq && fm) {
+        followupIds.add(fid);
+        followups.push({ id: fid, question: fq, model: fm });
+      }
+    });
     if (id === undefined || !question || !model || lesson === undefined) return;
     questions.push({
       id,
@@ -637,6 +684,7 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
       model,
       lesson,
       see,
+      followups,
     });
   });
 
@@ -652,6 +700,20 @@ export function parseInterview(yamlText: string, lessonIds?: readonly string[]):
     if (t) topics.push({ title: t, lessons });
   });
 
+  const pages: InterviewPage[] = [];
+  c.list(root.pages, ['pages'])?.forEach((raw, i) => {
+    const path: Path = ['pages', i];
+    const o = c.object(raw, path, ['id', 'title', 'body', 'lessons'], []);
+    if (!o) return;
+    const id = c.text(o.id, [...path, 'id']);
+    if (id !== undefined && !ID_RE.test(id)) c.fail([...path, 'id'], `"${id}" must be kebab-case`);
+    else if (id !== undefined && pages.some((p) => p.id === id)) c.fail([...path, 'id'], `duplicate page "${id}"`);
+    const t = c.localized(o.title, [...path, 'title']);
+    const body = c.localized(o.body, [...path, 'body']);
+    const lessons = lessonList(o.lessons, [...path, 'lessons'], false);
+    if (id !== undefined && ID_RE.test(id) && t && body) pages.push({ id, title: t, body, lessons });
+  });
+
   if (c.issues.length > 0) throw new LessonError(c.issues);
-  return { title: title!, ...(intro ? { intro } : {}), questions, topics };
+  return { title: title!, ...(intro ? { intro } : {}), questions, topics, pages };
 }

@@ -4,6 +4,7 @@
  */
 import { parseInterview, parseLesson, type Interview, type Lesson, type Localized } from '../scenario/lesson';
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
+import { parseCourse, type Course } from '../scenario/course';
 import type { PlayerView } from '../engine/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
@@ -14,6 +15,7 @@ const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { q
   string,
   string
 >;
+const courseFiles = import.meta.glob('/lessons/course/course.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 
 /** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
 export interface LessonInfo extends LessonSummary {
@@ -75,8 +77,24 @@ export function interviewData(): Interview | null {
   }
 }
 
-/** The lesson list and interview questions for the UI. */
-export const lessonCatalog: LessonCatalog = { list: async () => lessonInfos(), interview: async () => interviewData() };
+/** The course file, parsed against the bundled lessons; null when absent, or broken (with a console error). */
+export function courseData(): Course | null {
+  const [path, yaml] = Object.entries(courseFiles)[0] ?? [];
+  if (path === undefined || yaml === undefined) return null;
+  try {
+    return parseCourse(yaml, [...bundled.keys()]);
+  } catch (e) {
+    console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  }
+}
+
+/** The lesson list, course order and interview questions for the UI. */
+export const lessonCatalog: LessonCatalog = {
+  list: async () => lessonInfos(),
+  interview: async () => interviewData(),
+  course: async () => courseData(),
+};
 
 /** The lesson's YAML text, for exporting or showing the source. */
 export function lessonYaml(id: string): string | undefined {

@@ -49,7 +49,10 @@ export interface CodeSnippet {
 /** Lesson-wide content the player shows (absent for specs). */
 export interface LessonMeta {
   id: string;
+  /** The goal, shown before step 1. */
   summary?: LocalizedText;
+  /** What the lesson showed, shown once its last step has run. */
+  conclusion?: LocalizedText;
   code?: CodeSnippet[];
 }
 
@@ -93,6 +96,18 @@ export interface LessonSummary {
   predictAnswers?: Record<string, string>;
   /** Optional estimate in minutes. */
   minutes?: number;
+  /** beginner | intermediate | senior, from the lesson file. */
+  level?: string;
+  /** The lesson's topic tags (kebab-case), translated through CourseData.tags. */
+  topics?: string[];
+}
+
+/** The course as a path (lessons/course/course.yaml): parts in order, tracks, the first lesson, tag labels. */
+export interface CourseData {
+  start: string;
+  parts: { id: string; title: LocalizedText; lessons: string[] }[];
+  tracks: { id: string; title: LocalizedText; description: LocalizedText; lessons: string[] }[];
+  tags: Record<string, LocalizedText>;
 }
 
 /** One interview question: a quiz when it has choices, otherwise a free answer. */
@@ -107,6 +122,8 @@ export interface InterviewQuestionData {
   lesson: string;
   /** Further lessons worth replaying. */
   see: string[];
+  /** What an interviewer asks next (free answers). */
+  followups?: { id: string; question: LocalizedText; model: LocalizedText }[];
 }
 
 /** The interview mode's content (lessons/interview/interview.yaml). */
@@ -116,6 +133,8 @@ export interface InterviewData {
   questions: InterviewQuestionData[];
   /** Senior+ topics: a checklist, each linked to lessons. */
   topics: { title: LocalizedText; lessons: string[] }[];
+  /** Short pages on senior topics (`#/interview/topics/<id>`); paragraphs separated by blank lines. */
+  pages?: { id: string; title: LocalizedText; body: LocalizedText; lessons: string[] }[];
 }
 
 /** Where the lesson list comes from (lessons/ on disk, bundled by the lead). */
@@ -123,6 +142,8 @@ export interface LessonCatalog {
   list(): Promise<LessonSummary[]>;
   /** The interview questions; null when the course has none yet. */
   interview?(): Promise<InterviewData | null>;
+  /** The course order, tracks and tag labels; null when the course file is absent. */
+  course?(): Promise<CourseData | null>;
 }
 
 /** A catalog over a fixed array (also what main.ts uses until lessons are bundled). */

@@ -42,11 +42,12 @@ function predictInfo(p: PredictItem, target: number): PredictInfo {
   };
 }
 
-/** The lesson-wide content the player shows: summary and code snippets. */
+/** The lesson-wide content the player shows: summary, conclusion and code snippets. */
 export function lessonMeta(lesson: Lesson): LessonMeta {
   return {
     id: lesson.id,
     summary: { ...lesson.summary },
+    ...(lesson.conclusion ? { conclusion: { ...lesson.conclusion } } : {}),
     ...(lesson.code ? { code: lesson.code.map((c) => ({ ...c, title: { ...c.title } })) } : {}),
   };
 }

@@ -13,10 +13,16 @@ export type Route =
   | { name: 'lab'; query?: LabQuery }
   | { name: 'interview' }
   | { name: 'retry' }
+  | { name: 'interview-drill' }
+  | { name: 'senior-topic'; id: string }
+  | { name: 'track'; id: string }
   | { name: 'dev-fixtures'; fixture: string; step: number }
   | { name: 'not-found'; hash: string };
 
-/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/retry`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
+/**
+ * Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/interview/drill`, `#/retry`,
+ * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/dev/fixtures[/<name>[/step/<n>]]`.
+ */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
   if (path === '/' || path === '') return { name: 'home' };
@@ -26,6 +32,9 @@ export function parseRoute(hash: string): Route {
   if (lab) return { name: 'lab', query: labQuery(lab[1]) };
   if (parts[0] === 'interview' && parts.length === 1) return { name: 'interview' };
   if (parts[0] === 'retry' && parts.length === 1) return { name: 'retry' };
+  if (parts[0] === 'interview' && parts[1] === 'drill' && parts.length === 2) return { name: 'interview-drill' };
+  if (parts[0] === 'interview' && parts[1] === 'topics' && parts[2] && parts.length === 3) return { name: 'senior-topic', id: parts[2] };
+  if (parts[0] === 'tracks' && parts[1] && parts.length === 2) return { name: 'track', id: parts[1] };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
@@ -56,6 +65,12 @@ export function formatRoute(route: Route): string {
       return '#/interview';
     case 'retry':
       return '#/retry';
+    case 'interview-drill':
+      return '#/interview/drill';
+    case 'senior-topic':
+      return `#/interview/topics/${encodeURIComponent(route.id)}`;
+    case 'track':
+      return `#/tracks/${encodeURIComponent(route.id)}`;
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
     case 'not-found':

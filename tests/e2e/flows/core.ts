@@ -222,7 +222,7 @@ const classicDeadlockRu: Flow = {
           'state of a waiting session',
         );
       if (states.A === 'waiting')
-        await expectText('[data-testid="session-pane"][data-session="A"] [data-testid="wait-text"]', 'держит сеанс B', 'wait text');
+        await expectText('[data-testid="session-pane"][data-session="A"] [data-testid="wait-text"]', 'держит сессия B', 'wait text');
       if (states.B === 'aborted')
         await expectText(
           '[data-testid="session-pane"][data-session="B"] [data-testid="session-state"]',
@@ -564,6 +564,7 @@ async function playSkipLockedAgainstPostgres(
   const [, total] = await ctx.position();
   assert(total === items.length, `script length ${total} ≠ ${items.length} non-predict items in the YAML`);
   const mismatches: string[] = [];
+  let listing = '';
   for (let i = 0; i < items.length; i++) {
     const cursor = await ctx.next();
     const exp = expected[i];
@@ -576,14 +577,14 @@ async function playSkipLockedAgainstPostgres(
     const shown = pane.tables.flat().map((r) => r.map((c) => c.trim()));
     if (JSON.stringify(shown) !== JSON.stringify(exp.rows))
       mismatches.push(`step ${cursor} (${exp.name}): UI ${JSON.stringify(shown)} ≠ PostgreSQL ${JSON.stringify(exp.rows)}`);
+    // W3's SKIP LOCKED listing: the locked jobs 2 and 4 are missing, only 3 and 5 are listed.
+    if (exp.name === 'w3_4') listing = JSON.stringify(shown);
     const states = await ctx.states();
     assert(!Object.values(states).includes('waiting'), `step ${cursor}: someone waits under SKIP LOCKED: ${JSON.stringify(states)}`);
     await afterStep(cursor);
   }
   assert(mismatches.length === 0, `result tables differ from skip-locked-queue.expected.txt:\n${mismatches.join('\n')}`);
-  // The end state: W3's last SKIP LOCKED listing (jobs 3 and 5), W1 and W2 committed.
-  const w3 = await ctx.paneView('W3');
-  assert(JSON.stringify(w3.tables.flat()) === JSON.stringify([['3'], ['5']]), `W3 at the end shows ${JSON.stringify(w3.tables)}`);
+  assert(listing === JSON.stringify([['3'], ['5']]), `W3's SKIP LOCKED listing (w3_4) shows ${listing}`);
 }
 
 const skipLocked: Flow = {
