@@ -115,6 +115,7 @@ describe('Lab page', () => {
       kind,
       victims: kind === 'deadlock' ? ['s2'] : [],
       failures: kind === 'deadlock' ? [{ step: 's2a', session: 's2', sqlstate: '40P01', message: 'deadlock detected' }] : [],
+      waited: [],
       dataHash: 'h',
       data: 't(id)',
     });

@@ -11,8 +11,16 @@ import type { PermutationRun } from '../../scenario/isolation';
 
 /** What the lab needs from an explorer (a fake in component tests). */
 export interface Explorer {
-  /** Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the cancel). */
-  explore(text: string, count: number, onProgress: (done: InterleavingOutcome[]) => void): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
+  /**
+   * Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the
+   * cancel). `opts.invariant`: a query whose verdict over each final data lands in the outcome.
+   */
+  explore(
+    text: string,
+    count: number,
+    onProgress: (done: InterleavingOutcome[]) => void,
+    opts?: { invariant?: string },
+  ): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
   /** Runs the spec's first permutation and returns the full run (for transcripts). */
   run(text: string): Promise<PermutationRun[]>;
   cancel(): void;
@@ -84,12 +92,18 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
   };
 
   return {
-    async explore(text, count, onProgress) {
+    async explore(text, count, onProgress, opts = {}) {
       const mine = ++generation;
       const outcomes: InterleavingOutcome[] = [];
       try {
         for (let from = 0; from < count; from += batchSize) {
-          const b = await batchOf({ type: 'explore', text, from, count: Math.min(batchSize, count - from) });
+          const b = await batchOf({
+            type: 'explore',
+            text,
+            from,
+            count: Math.min(batchSize, count - from),
+            ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
+          });
           if (mine !== generation) return { outcomes, cancelled: true };
           outcomes.push(...b.outcomes);
           onProgress(outcomes.slice());
