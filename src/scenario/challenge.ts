@@ -101,7 +101,24 @@ export function parseChallenge(text: string, file = 'challenge.yaml'): Challenge
     throw new ChallengeError(file, [{ path: '', message: `not valid YAML: ${e instanceof Error ? e.message : String(e)}` }]);
   }
   if (!isRec(doc)) throw new ChallengeError(file, [{ path: '', message: 'expected a mapping' }]);
-  const known = ['id', 'kind', 'level', 'order', 'title', 'story', 'goalText', 'hint', 'setup', 'teardown', 'sessions', 'invariant', 'goal', 'failure', 'allowErrors', 'solution'];
+  const known = [
+    'id',
+    'kind',
+    'level',
+    'order',
+    'title',
+    'story',
+    'goalText',
+    'hint',
+    'setup',
+    'teardown',
+    'sessions',
+    'invariant',
+    'goal',
+    'failure',
+    'allowErrors',
+    'solution',
+  ];
   for (const k of Object.keys(doc)) if (!known.includes(k)) bad(k, `unknown field (known: ${known.join(', ')})`);
 
   const str = (v: unknown, path: string): string => {
@@ -126,16 +143,21 @@ export function parseChallenge(text: string, file = 'challenge.yaml'): Challenge
   const id = str(doc.id, 'id');
   if (id && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) bad('id', 'use lowercase letters, digits and dashes');
   const kind = doc.kind === 'break' || doc.kind === 'fix' ? doc.kind : (bad('kind', 'expected "break" or "fix"'), 'break');
-  const level = CHALLENGE_LEVELS.includes(doc.level as ChallengeLevel) ? (doc.level as ChallengeLevel) : (bad('level', `expected one of ${CHALLENGE_LEVELS.join(', ')}`), 'beginner');
+  const level = CHALLENGE_LEVELS.includes(doc.level as ChallengeLevel)
+    ? (doc.level as ChallengeLevel)
+    : (bad('level', `expected one of ${CHALLENGE_LEVELS.join(', ')}`), 'beginner');
   const order = typeof doc.order === 'number' && Number.isInteger(doc.order) ? doc.order : (bad('order', 'expected an integer'), 0);
 
   const setupRaw = typeof doc.setup === 'string' ? [doc.setup] : doc.setup;
-  const setup = Array.isArray(setupRaw) ? setupRaw.map((s, i) => sql(s, `setup[${i}]`)) : (bad('setup', 'expected SQL or a list of SQL blocks'), []);
+  const setup = Array.isArray(setupRaw)
+    ? setupRaw.map((s, i) => sql(s, `setup[${i}]`))
+    : (bad('setup', 'expected SQL or a list of SQL blocks'), []);
   const teardown = doc.teardown === undefined ? undefined : sql(doc.teardown, 'teardown');
 
   const sessions: ChallengeSession[] = [];
   const stepSession = new Map<string, string>();
-  if (!Array.isArray(doc.sessions) || doc.sessions.length < 2 || doc.sessions.length > 3) bad('sessions', 'expected a list of 2 or 3 sessions');
+  if (!Array.isArray(doc.sessions) || doc.sessions.length < 2 || doc.sessions.length > 3)
+    bad('sessions', 'expected a list of 2 or 3 sessions');
   (Array.isArray(doc.sessions) ? doc.sessions : []).forEach((s: unknown, si) => {
     const at = `sessions[${si}]`;
     if (!isRec(s)) return bad(at, 'expected a mapping');
@@ -180,7 +202,13 @@ export function parseChallenge(text: string, file = 'challenge.yaml'): Challenge
       if ('error' in c && isRec(c.error)) {
         const code = str(c.error.sqlstate, `${at}.error.sqlstate`);
         if (code && !/^[0-9A-Z]{5}$/.test(code)) bad(`${at}.error.sqlstate`, 'expected a five-character SQLSTATE');
-        return [{ kind: 'error', sqlstate: code, ...(c.error.session !== undefined ? { session: session(c.error.session, `${at}.error.session`) } : {}) }];
+        return [
+          {
+            kind: 'error',
+            sqlstate: code,
+            ...(c.error.session !== undefined ? { session: session(c.error.session, `${at}.error.session`) } : {}),
+          },
+        ];
       }
       if (c.invariant === 'broken') {
         if (invariant === undefined) bad(at, 'the challenge has no invariant to break');
@@ -193,7 +221,12 @@ export function parseChallenge(text: string, file = 'challenge.yaml'): Challenge
   };
   const goal = conditions(doc.goal, 'goal');
   const failure = conditions(doc.failure, 'failure');
-  const allowErrors = doc.allowErrors === undefined ? [] : Array.isArray(doc.allowErrors) ? doc.allowErrors.map((x: unknown, i) => str(x, `allowErrors[${i}]`)) : (bad('allowErrors', 'expected a list of SQLSTATEs'), []);
+  const allowErrors =
+    doc.allowErrors === undefined
+      ? []
+      : Array.isArray(doc.allowErrors)
+        ? doc.allowErrors.map((x: unknown, i) => str(x, `allowErrors[${i}]`))
+        : (bad('allowErrors', 'expected a list of SQLSTATEs'), []);
 
   const sol = isRec(doc.solution) ? doc.solution : (bad('solution', 'expected { explanation, order | steps }'), {} as Rec);
   const solution: Challenge['solution'] = { explanation: loc(sol.explanation, 'solution.explanation') };
@@ -213,7 +246,8 @@ export function parseChallenge(text: string, file = 'challenge.yaml'): Challenge
   } else {
     if (invariant === undefined) bad('invariant', 'a fix challenge needs an invariant');
     if (doc.goal !== undefined) bad('goal', 'only break challenges have a goal');
-    if (!isRec(sol.steps) || Object.keys(sol.steps).length === 0) bad('solution.steps', 'expected { <step>: <model SQL> } for the steps the fix changes');
+    if (!isRec(sol.steps) || Object.keys(sol.steps).length === 0)
+      bad('solution.steps', 'expected { <step>: <model SQL> } for the steps the fix changes');
     else {
       solution.steps = {};
       for (const [k, v] of Object.entries(sol.steps)) {
@@ -275,7 +309,10 @@ export function isSessionOrder(sessions: readonly ChallengeSession[], order: rea
 export function challengeSpec(c: Challenge, opts: { sql?: Record<string, string>; order?: readonly string[] } = {}): Spec {
   const spec: Spec = {
     setup: [...c.setup],
-    sessions: c.sessions.map((s) => ({ name: s.name, steps: s.steps.map((st) => ({ name: st.name, sql: opts.sql?.[st.name] ?? st.sql })) })),
+    sessions: c.sessions.map((s) => ({
+      name: s.name,
+      steps: s.steps.map((st) => ({ name: st.name, sql: opts.sql?.[st.name] ?? st.sql })),
+    })),
     permutations: opts.order ? [{ steps: opts.order.map((step) => ({ step, blockers: [] })) }] : [],
   };
   if (c.teardown !== undefined) spec.teardown = c.teardown;
@@ -351,5 +388,10 @@ export function judgeFix(c: Challenge, outcomes: readonly InterleavingOutcome[],
     const fault = fixFault(c, o);
     return fault ? [{ outcome: o, fault }] : [];
   });
-  return { checked: valid.length, stalled: outcomes.length - valid.length, failing, won: outcomes.length === total && valid.length > 0 && failing.length === 0 };
+  return {
+    checked: valid.length,
+    stalled: outcomes.length - valid.length,
+    failing,
+    won: outcomes.length === total && valid.length > 0 && failing.length === 0,
+  };
 }
