@@ -12,10 +12,11 @@ export type Route =
   | { name: 'lesson'; id: string; step: number }
   | { name: 'lab'; query?: LabQuery }
   | { name: 'interview' }
+  | { name: 'challenges'; id?: string }
   | { name: 'dev-fixtures'; fixture: string; step: number }
   | { name: 'not-found'; hash: string };
 
-/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
+/** Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
   if (path === '/' || path === '') return { name: 'home' };
@@ -24,6 +25,7 @@ export function parseRoute(hash: string): Route {
   const lab = /^\/lab\/?\?(.*)$/s.exec(path);
   if (lab) return { name: 'lab', query: labQuery(lab[1]) };
   if (parts[0] === 'interview' && parts.length === 1) return { name: 'interview' };
+  if (parts[0] === 'challenges' && parts.length <= 2) return parts[1] ? { name: 'challenges', id: parts[1] } : { name: 'challenges' };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
@@ -52,6 +54,8 @@ export function formatRoute(route: Route): string {
     }
     case 'interview':
       return '#/interview';
+    case 'challenges':
+      return route.id ? `#/challenges/${encodeURIComponent(route.id)}` : '#/challenges';
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
     case 'not-found':
