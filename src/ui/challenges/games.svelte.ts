@@ -9,7 +9,15 @@ import { Player } from '../player.svelte';
 import type { Explorer } from '../lab/explorer';
 import type { InterleavingOutcome } from '../../scenario/explore';
 import { countPermutations } from '../../scenario/permutations';
-import { allSteps, challengeSpec, challengeSpecText, goalReached, judgeFix, type Challenge, type FixVerdict } from '../../scenario/challenge';
+import {
+  allSteps,
+  challengeSpec,
+  challengeSpecText,
+  goalReached,
+  judgeFix,
+  type Challenge,
+  type FixVerdict,
+} from '../../scenario/challenge';
 
 /** How many timers the break game fires in a row while no session can move (a deadlock needs one or two). */
 const MAX_AUTO_TIMERS = 20;
