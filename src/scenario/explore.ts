@@ -76,19 +76,13 @@ export function canonicalTables(tables: readonly FinalTable[]): FinalTable[] {
   const key = (row: (string | null)[]) => JSON.stringify(row);
   return [...tables]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((t) => ({
-      name: t.name,
-      columns: [...t.columns],
-      rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)),
-    }));
+    .map((t) => ({ name: t.name, columns: [...t.columns], rows: [...t.rows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0)) }));
 }
 
 /** A readable, deterministic text of the final data: `table(col, …)` then one line per row. */
 export function dataText(tables: readonly FinalTable[]): string {
   return canonicalTables(tables)
-    .map((t) =>
-      [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'),
-    )
+    .map((t) => [`${t.name}(${t.columns.join(', ')})`, ...t.rows.map((r) => `  ${r.map((v) => (v === null ? 'NULL' : v)).join(' | ')}`)].join('\n'))
     .join('\n');
 }
 
