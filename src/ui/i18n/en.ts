@@ -443,7 +443,9 @@ export const en = {
     useSolution: 'Load the model SQL',
     verdictOk: (n: number, stalled: number) =>
       `All ${n} possible orders pass${stalled ? ` (${stalled} more cannot happen: a session would send a step while it waits)` : ''}.`,
-    verdictFail: (bad: number, n: number) => `${bad} of ${n} possible orders fail.`,
+    verdictFail: (bad: number, n: number, stalled: number) =>
+      `${bad} of ${n} possible orders fail${stalled ? ` (${stalled} more cannot happen: a session would send a step while it waits)` : ''}.`,
+    sessionName: (s: string) => `Session ${s}`,
     firstFailing: (order: string) => `For example the order ${order}:`,
     fault: {
       condition: 'it reaches the failure:',

@@ -449,7 +449,9 @@ export const ru: Messages = {
     useSolution: 'Загрузить эталонный SQL',
     verdictOk: (n: number, stalled: number) =>
       `Все возможные порядки (${n}) проходят${stalled ? ` (ещё ${stalled} невозможны: сессия отправила бы шаг, пока ждёт)` : ''}.`,
-    verdictFail: (bad: number, n: number) => `Не проходят ${bad} из ${n} возможных порядков.`,
+    verdictFail: (bad: number, n: number, stalled: number) =>
+      `Не проходят ${bad} из ${n} возможных порядков${stalled ? ` (ещё ${stalled} невозможны: сессия отправила бы шаг, пока ждёт)` : ''}.`,
+    sessionName: (s: string) => `Сессия ${s}`,
     firstFailing: (order: string) => `Например, порядок ${order}:`,
     fault: {
       condition: 'он приводит к сбою:',

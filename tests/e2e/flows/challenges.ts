@@ -175,12 +175,15 @@ const breakRu: Flow = {
     await ctx.byTestId('theme-toggle').click();
     await openChallenge(ctx, c, 'ru');
     await ctx.shot('before');
+    await ctx.shot('before-viewport', true);
     await winBreak(ctx, c);
     const outcome = norm((await ctx.byTestId('challenge-outcome').allTextContents()).join(' '));
     assert(outcome.includes('Инвариант нарушен'), `outcome: "${outcome}"`);
     const won = norm((await ctx.byTestId('challenge-won').textContent()) ?? '');
     assert(won.includes('Получилось'), `win banner: "${won}"`);
     await ctx.shot('won');
+    await ctx.byTestId('challenge-won').scrollIntoViewIfNeeded();
+    await ctx.shot('won-viewport', true);
     ctx.assertNoConsoleErrors();
   },
 };
