@@ -43,6 +43,11 @@ async function openChallenge(ctx: FlowContext, c: Challenge, lang: 'en' | 'ru'):
   assert((await ctx.byTestId('challenge-won').count()) === 0, `${c.id} is won before anything ran`);
 }
 
+/** Waits until the break board is not running the engine. */
+async function boardReady(ctx: FlowContext): Promise<void> {
+  await waitFor(async () => (await ctx.byTestId('break-board').getAttribute('aria-busy')) === 'false', 'the engine did not finish', 30_000);
+}
+
 /**
  * Plays the file's winning order by pressing each step's session button until the engine reports
  * the goal (a deadlock or an error can come before the last step); asserts it comes within the order.
@@ -153,6 +158,7 @@ const breakEn: Flow = {
   async run(ctx) {
     const c = challenge('break-transfer-deadlock');
     await openChallenge(ctx, c, 'en');
+    await boardReady(ctx);
     await ctx.shot('before');
     await winBreak(ctx, c);
     const outcome = norm((await ctx.byTestId('challenge-outcome').allTextContents()).join(' '));
@@ -174,6 +180,7 @@ const breakRu: Flow = {
     await ctx.page.goto(ctx.url('#/challenges'));
     await ctx.byTestId('theme-toggle').click();
     await openChallenge(ctx, c, 'ru');
+    await boardReady(ctx);
     await ctx.shot('before');
     await ctx.shot('before-viewport', true);
     await winBreak(ctx, c);
