@@ -39,7 +39,7 @@ export class BreakGame {
 
   constructor(
     readonly challenge: Challenge,
-    backend: PlayerBackend,
+    private readonly backend: PlayerBackend & { dispose?: () => void },
     private readonly explorer: Explorer | null,
     private readonly onwin: () => void,
   ) {
@@ -96,8 +96,10 @@ export class BreakGame {
     await this.sync();
   }
 
+  /** Stops the player and ends the backend's engine Worker (each challenge page starts its own). */
   dispose(): void {
     this.player.dispose();
+    this.backend.dispose?.();
   }
 
   /** Replays the order so far in the player, lets time pass while nobody can move, then judges it. */
