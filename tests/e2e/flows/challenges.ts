@@ -125,15 +125,13 @@ const list: Flow = {
     await ctx.page.goto(ctx.url('#/'));
     await ctx.byTestId('nav-challenges').click();
     await waitFor(async () => (await ctx.byTestId('challenge-row').count()) === all.length, `expected ${all.length} challenge rows`);
-    const rows = await ctx
-      .byTestId('challenge-row')
-      .evaluateAll((els) =>
-        els.map((r) => ({
-          id: r.getAttribute('data-challenge'),
-          href: r.querySelector('a')?.getAttribute('href'),
-          title: r.querySelector('a')?.textContent?.trim(),
-        })),
-      );
+    const rows = await ctx.byTestId('challenge-row').evaluateAll((els) =>
+      els.map((r) => ({
+        id: r.getAttribute('data-challenge'),
+        href: r.querySelector('a')?.getAttribute('href'),
+        title: r.querySelector('a')?.textContent?.trim(),
+      })),
+    );
     for (const [i, c] of all.entries()) {
       assert(rows[i]?.id === c.id, `row ${i} is ${rows[i]?.id}, expected ${c.id}`);
       assert(rows[i].href === `#/challenges/${c.id}`, `${c.id}: link ${rows[i].href}`);
