@@ -201,6 +201,8 @@ const fixEn: Flow = {
     await openChallenge(ctx, c, 'en');
     await winFix(ctx, c, 'en');
     await ctx.shot('won');
+    await ctx.byTestId('theme-toggle').click();
+    await ctx.shot('won-dark');
     await assertSolvedInList(ctx, c.id);
     ctx.assertNoConsoleErrors();
   },
@@ -220,4 +222,22 @@ const fixRu: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [list, breakEn, breakRu, fixEn, fixRu];
+const presenter: Flow = {
+  name: 'challenges-presenter',
+  title: 'challenges: a three-session break board in presenter mode at 1280×720 fits the width',
+  viewport: { width: 1280, height: 720 },
+  async run(ctx) {
+    const c = challenge('break-three-way');
+    await openChallenge(ctx, c, 'en');
+    await ctx.byTestId('presenter-toggle').click();
+    await boardReady(ctx);
+    const cols = await ctx.byTestId('challenge-session').count();
+    assert(cols === 3, `${cols} session columns`);
+    const overflow = await ctx.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert(overflow <= 0, `presenter mode scrolls horizontally by ${overflow}px`);
+    await ctx.shot('board', true);
+    ctx.assertNoConsoleErrors();
+  },
+};
+
+export const FLOWS: Flow[] = [list, breakEn, breakRu, fixEn, fixRu, presenter];
