@@ -72,6 +72,7 @@ describe('classify and summarize', () => {
     kind,
     victims: failures.filter((f) => f.sqlstate === '40P01').map((f) => f.session),
     failures,
+    waited: [],
     dataHash: hash,
     data: hash,
   });

@@ -52,6 +52,10 @@ export interface InterleavingOutcome {
   victims: string[];
   /** Every failed step (deadlocks included). */
   failures: StepFailure[];
+  /** Sessions that had a step waiting on a lock at some point, in first-wait order. */
+  waited: string[];
+  /** The invariant query's verdict over the final data (true: it returned true); absent when none was asked. */
+  invariant?: boolean;
   /** FNV-1a of the canonical final data text; equal data, equal hash. */
   dataHash: string;
   /** The canonical final data text (what was hashed). */
@@ -108,12 +112,15 @@ export function classify(
   index: number,
   run: PermutationRun | { permutation: string; failure: string },
   tables: readonly FinalTable[],
+  invariant?: boolean,
 ): InterleavingOutcome {
   const failures: StepFailure[] = [];
+  const waited: string[] = [];
   if ('records' in run) {
     for (const r of run.records) {
       const e = r.event;
       if (e.outcome === 'error') failures.push({ step: e.step, session: e.session, sqlstate: e.sqlstate ?? '', message: e.message ?? '' });
+      if (e.outcome === 'waiting' && !waited.includes(e.session)) waited.push(e.session);
     }
   } else {
     failures.push({ step: '', session: '', sqlstate: ISOLATION_FAILURE, message: run.failure });
@@ -122,7 +129,17 @@ export function classify(
   const stalled = failures.some(isStall);
   const kind = stalled ? 'stalled' : victims.length > 0 ? 'deadlock' : failures.length > 0 ? 'error' : 'clean';
   const data = dataText(tables);
-  return { index, permutation: run.permutation, kind, victims, failures, dataHash: fnv1a(data), data };
+  return {
+    index,
+    permutation: run.permutation,
+    kind,
+    victims,
+    failures,
+    waited,
+    dataHash: fnv1a(data),
+    data,
+    ...(invariant !== undefined ? { invariant } : {}),
+  };
 }
 
 /** True for isolationtester's max_step_wait cancel (see STALL_MESSAGE). */
@@ -133,6 +150,14 @@ export function isStall(f: StepFailure): boolean {
 /** Reads the committed data at the end of a permutation, before teardown. */
 export type FinalDataProbe = () => Promise<FinalTable[]>;
 
+/** Runs an invariant query over the final data (before teardown): true when it returned true. */
+export type InvariantProbe = (sql: string) => Promise<boolean>;
+
+/** The verdict of an invariant query's result: its first value is PostgreSQL's `t`. */
+export function invariantHolds(rows: readonly (readonly (string | null)[])[] | undefined): boolean {
+  return rows?.[0]?.[0] === 't';
+}
+
 /** Runs permutations `from` … `from + count - 1` (clamped) and classifies each. */
 export async function exploreBatch(
   spec: Spec,
@@ -140,11 +165,13 @@ export async function exploreBatch(
   probe: FinalDataProbe,
   from: number,
   count: number,
-  opts: { withRuns?: boolean } = {},
+  opts: { withRuns?: boolean; invariant?: { sql: string; check: InvariantProbe } } = {},
 ): Promise<ExploreBatch> {
   const total = Number(countPermutations(spec));
   const end = Math.min(total, from + Math.max(0, count));
   let tables: FinalTable[] = [];
+  let verdict: boolean | undefined;
+  const inv = opts.invariant;
   // Capture the data just before the spec's teardown (which usually drops the tables).
   const probing: SessionDriver = {
     begin: (s) => driver.begin(s),
@@ -153,6 +180,8 @@ export async function exploreBatch(
     normalizeDetail: (d) => driver.normalizeDetail(d),
     end: async (s) => {
       tables = await probe().catch(() => []);
+      // A query that fails (a broken invariant or a dropped table) counts as "does not hold".
+      if (inv) verdict = await inv.check(inv.sql).catch(() => false);
       return driver.end(s);
     },
   };
@@ -161,13 +190,14 @@ export async function exploreBatch(
   for (let i = from; i < end; i++) {
     const perm = permutationOf(spec, i);
     tables = [];
+    verdict = inv ? false : undefined;
     try {
       const run = await runPermutation(spec, perm, probing);
-      batch.outcomes.push(classify(i, run, tables));
+      batch.outcomes.push(classify(i, run, tables, verdict));
       batch.runs?.push(run);
     } catch (e) {
       if (!(e instanceof IsolationError)) throw e;
-      batch.outcomes.push(classify(i, { permutation: formatPermutation(perm), failure: e.message }, tables));
+      batch.outcomes.push(classify(i, { permutation: formatPermutation(perm), failure: e.message }, tables, verdict));
     }
   }
   return batch;

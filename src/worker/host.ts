@@ -10,7 +10,7 @@ import { parseSpec } from '../scenario/spec';
 import type { Spec } from '../scenario/types';
 import type { Command, Request, Response, ScenarioSource } from './protocol';
 import { SimDriver } from '../engine/simDriver';
-import { exploreBatch, type ExploreBatch } from '../scenario/explore';
+import { exploreBatch, invariantHolds, type ExploreBatch } from '../scenario/explore';
 
 /** Handles protocol requests; `handle` never throws. */
 export class Host {
@@ -68,8 +68,15 @@ export class Host {
       await e.refreshTables();
       return e.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
     };
+    const check = async (sql: string) => {
+      const r = await driver.engine!.setup(sql, { refreshCatalog: false });
+      return !r.error && invariantHolds(r.results.at(-1)?.rows);
+    };
     try {
-      return await exploreBatch(spec, driver, probe, cmd.from, cmd.count, cmd.withRuns ? { withRuns: true } : {});
+      return await exploreBatch(spec, driver, probe, cmd.from, cmd.count, {
+        ...(cmd.withRuns ? { withRuns: true } : {}),
+        ...(cmd.invariant !== undefined ? { invariant: { sql: cmd.invariant, check } } : {}),
+      });
     } catch (e) {
       throw new InvalidSource(messageOf(e));
     } finally {

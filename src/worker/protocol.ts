@@ -16,8 +16,11 @@ export type Command =
   | { type: 'reset' }
   | { type: 'replay'; history: PlayerAction[] }
   | { type: 'ping' }
-  /** Runs permutations `from` … `from + count - 1` of spec `text` (scenario lab); plays nothing. */
-  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean };
+  /**
+   * Runs permutations `from` … `from + count - 1` of spec `text` (scenario lab, challenges); plays
+   * nothing. `invariant`: a query run over the final data of each, its verdict in the outcome.
+   */
+  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean; invariant?: string };
 
 export type Request = Command & { id: number };
 

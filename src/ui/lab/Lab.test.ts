@@ -115,6 +115,7 @@ describe('Lab page', () => {
       kind,
       victims: kind === 'deadlock' ? ['s2'] : [],
       failures: kind === 'deadlock' ? [{ step: 's2a', session: 's2', sqlstate: '40P01', message: 'deadlock detected' }] : [],
+      waited: [],
       dataHash: 'h',
       data: 't(id)',
     });
@@ -154,8 +155,8 @@ describe('Lab page', () => {
     const explorer: Explorer = {
       explore: async () => {
         const outcomes: InterleavingOutcome[] = [
-          { index: 0, permutation: 's1a s2a', kind: 'stopped', stoppedAfterMs: 10_000, victims: [], failures: [], dataHash: '', data: '' },
-          { index: 1, permutation: 's2a s1a', kind: 'clean', victims: [], failures: [], dataHash: 'h', data: 't(id)' },
+          { index: 0, permutation: 's1a s2a', kind: 'stopped', stoppedAfterMs: 10_000, victims: [], waited: [], failures: [], dataHash: '', data: '' },
+          { index: 1, permutation: 's2a s1a', kind: 'clean', victims: [], waited: [], failures: [], dataHash: 'h', data: 't(id)' },
         ];
         return { outcomes, cancelled: false };
       },

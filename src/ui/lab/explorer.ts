@@ -16,11 +16,15 @@ import { formatPermutation } from '../../scenario/permutations';
 
 /** What the lab needs from an explorer (a fake in component tests). */
 export interface Explorer {
-  /** Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the cancel). */
+  /**
+   * Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the
+   * cancel). `opts.invariant`: a query whose verdict over each final data lands in the outcome.
+   */
   explore(
     text: string,
     count: number,
     onProgress: (done: InterleavingOutcome[]) => void,
+    opts?: { invariant?: string },
   ): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
   /** Runs the spec's first permutation and returns the full run (for transcripts). */
   run(text: string): Promise<PermutationRun[]>;
@@ -117,17 +121,23 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
     } catch {
       /* the worker parsed this text; the number alone still identifies it */
     }
-    return { index, permutation, kind: 'stopped', stoppedAfterMs: perMs, victims: [], failures: [], dataHash: '', data: '' };
+    return { index, permutation, kind: 'stopped', stoppedAfterMs: perMs, victims: [], waited: [], failures: [], dataHash: '', data: '' };
   };
 
   return {
-    async explore(text, count, onProgress) {
+    async explore(text, count, onProgress, opts = {}) {
       const mine = ++generation;
       const outcomes: InterleavingOutcome[] = [];
       /** Runs permutations from … from+n-1; false when the spec has no more. */
       const range = async (from: number, n: number): Promise<boolean> => {
         try {
-          const b = await batchOf({ type: 'explore', text, from, count: n });
+          const b = await batchOf({
+            type: 'explore',
+            text,
+            from,
+            count: n,
+            ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
+          });
           if (mine !== generation) throw new Cancelled();
           outcomes.push(...b.outcomes);
           onProgress(outcomes.slice());
