@@ -74,6 +74,8 @@ export class Player {
   private engine: Engine | null = null;
   private actions: PlayerAction[] = [];
   private stepsDone = 0;
+  /** What the setup left in the engine's history (events, finished steps by session): not the learner's. */
+  private setupMark: { events: number; steps: Map<string, number> } = { events: 0, steps: new Map() };
 
   private constructor(
     readonly spec: Spec,
@@ -124,7 +126,7 @@ export class Player {
   /** The current state for the UI (tables were refreshed after the last action). */
   view(error?: string): PlayerView {
     const v: PlayerView = {
-      snapshot: this.eng.snapshot(),
+      snapshot: withoutSetup(this.eng.snapshot(), this.setupMark),
       script: this.script.map((s) => ({ ...s })),
       cursor: this.stepsDone,
       offScript: this.offScript,
@@ -297,6 +299,8 @@ export class Player {
       if (r?.error) throw new ScenarioSetupError(`setup of session ${s.name} failed: ${r.error.severity}:  ${r.error.message}`);
     }
     this.engine = e;
+    const done = e.snapshot();
+    this.setupMark = { events: done.events.length, steps: new Map(done.sessions.map((s) => [s.name, s.history?.length ?? 0])) };
     this.actions = [];
     this.stepsDone = 0;
     await e.refreshTables();
@@ -309,6 +313,21 @@ export class Player {
   }
 }
 
+
+/**
+ * The snapshot without what the spec's setup did: its events and the sessions' setup steps (and
+ * their `last` result) are the scenario's preparation, not something the learner ran.
+ */
+export function withoutSetup(snap: EngineSnapshot, mark: { events: number; steps: ReadonlyMap<string, number> }): EngineSnapshot {
+  return {
+    ...snap,
+    events: snap.events.slice(mark.events),
+    sessions: snap.sessions.map((s) => {
+      const history = (s.history ?? []).slice(mark.steps.get(s.name) ?? 0);
+      return { ...s, history, last: history.length > 0 ? s.last : null };
+    }),
+  };
+}
 
 /** The length of the history prefix that ends just before the (cursor+1)-th step action. */
 export function historyIndexOfCursor(actions: readonly PlayerAction[], cursor: number): number {
