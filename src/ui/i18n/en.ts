@@ -79,7 +79,7 @@ export const en = {
       waiting: 'waiting',
       'idle-in-transaction': 'idle in transaction',
       aborted: 'idle in transaction (aborted)',
-      terminated: 'terminated: the server closed the connection',
+      terminated: 'terminated (connection closed)',
     } satisfies Record<SessionStateKey, string>,
     /** Short forms for the graph nodes. */
     statesShort: {

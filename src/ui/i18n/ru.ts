@@ -85,7 +85,7 @@ export const ru: Messages = {
       waiting: 'ждёт блокировку',
       'idle-in-transaction': 'в транзакции (idle in transaction)',
       aborted: 'транзакция прервана (aborted)',
-      terminated: 'завершена: сервер закрыл соединение',
+      terminated: 'завершена (соединение закрыто)',
     },
     statesShort: {
       idle: 'простой',

@@ -65,6 +65,8 @@ export interface ScriptLine {
   item: ScriptItem;
   outcome: LineOutcome;
   sqlstate?: string;
+  /** The server answered a COMMIT with ROLLBACK (the transaction had failed): said on the line. */
+  rolledBack?: boolean;
 }
 
 /** A glyph for each outcome so that colour is never the only cue. */
@@ -99,6 +101,8 @@ export function sessionScript(script: readonly ScriptItem[], cursor: number, ses
     list.push(e);
     done.set(e.step, list);
   }
+  const finished = new Map<string, FinishedStep[]>();
+  for (const h of session.history ?? []) finished.set(h.step, [...(finished.get(h.step) ?? []), h]);
   const seen = new Map<string, number>();
   const mine = script.filter((it) => it.kind === 'step' && it.session === session.name);
   return mine.map((item): ScriptLine => {
@@ -109,7 +113,10 @@ export function sessionScript(script: readonly ScriptItem[], cursor: number, ses
     seen.set(name, k + 1);
     const end = done.get(name)?.[k];
     if (!end) return { item, outcome: session.pending?.wait ? 'waiting' : 'running' };
-    if (end.ok) return { item, outcome: 'ok' };
+    if (end.ok) {
+      const tag = finished.get(name)?.[k]?.results.at(-1)?.command;
+      return { item, outcome: 'ok', ...(tag === 'ROLLBACK' && !/\brollback\b/i.test(item.sql ?? '') ? { rolledBack: true } : {}) };
+    }
     return { item, outcome: failureOutcome(end.sqlstate), ...(end.sqlstate ? { sqlstate: end.sqlstate } : {}) };
   });
 }

@@ -152,6 +152,8 @@ const labScrollback: Flow = {
     const lines = await scriptLines(ctx);
     const s1b = lines.find((l) => l.step === 's1b');
     assert(s1b?.outcome === 'cancelled' && s1b.sqlstate === '40P01', `s1b line: ${show(lines)}`);
+    const s1c = lines.find((l) => l.step === 's1c');
+    assert(s1c?.outcome === 'ok' && /ROLLBACK/.test(s1c.text), `s1's COMMIT line must say the server rolled back: "${s1c?.text}"`);
     // The scrollback region is reachable by keyboard (it scrolls).
     assert((await s1.getByTestId('session-output').getAttribute('tabindex')) === '0', 'the scrollback is not focusable');
     await ctx.shot();
@@ -311,4 +313,61 @@ const brokenEdgeLabel: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [outcomeMarks, labScrollback, terminatedSession, victimBadge, stepZeroQuiet, labNoClock, brokenEdgeLabel];
+/** The timeline marks as drawn: kind, lane, time and on-screen box. */
+async function marks(ctx: FlowContext) {
+  return ctx.byTestId('timeline-mark').evaluateAll((els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      const cx = r.left + r.width / 2;
+      const cy = r.top + r.height / 2;
+      return {
+        kind: e.getAttribute('data-kind') ?? '',
+        session: e.getAttribute('data-session') ?? '',
+        atMs: Number(e.getAttribute('data-at-ms')),
+        box: { left: r.left, right: r.right, top: r.top, bottom: r.bottom },
+        // What a pointer at the mark's centre would hit: the mark itself, not one drawn over it.
+        hit: document.elementFromPoint(cx, cy)?.closest('[data-testid="timeline-mark"]') === e,
+      };
+    }),
+  );
+}
+
+const timelineMoment: Flow = {
+  name: 'timeline-moment',
+  title: 'timeline: marks at the same moment are all reachable by mouse and keyboard; a jump shows that moment (detection at t = 3 s)',
+  async run(ctx) {
+    ctx.predictPolicy = rightAnswers('classic-deadlock');
+    await ctx.openLesson('classic-deadlock', 0);
+    for (let i = 0; i < 6; i++) await ctx.next();
+    assert(/t = 4 s/.test(await ctx.clock()), `clock at the end of step 6: "${await ctx.clock()}"`);
+    const all = await marks(ctx);
+    const b = all.filter((m) => m.session === 'B' && m.atMs === 3000);
+    assert(b.some((m) => m.kind === 'deadlock') && b.some((m) => m.kind === 'failed'), `B's marks at 3 s: ${JSON.stringify(b)}`);
+    for (const m of all) assert(m.hit, `the ${m.kind} mark of ${m.session} at ${m.atMs} ms is covered by another mark`);
+    const [d, f] = [b.find((m) => m.kind === 'deadlock')!, b.find((m) => m.kind === 'failed')!];
+    assert(d.box.right <= f.box.left || f.box.right <= d.box.left, `the deadlock and failed marks overlap: ${JSON.stringify([d.box, f.box])}`);
+    await ctx.shot('marks');
+
+    // Mouse: the deadlock mark shows the moment of detection, inside the 2 s pause.
+    await ctx.page.locator('[data-testid="timeline-mark"][data-kind="deadlock"][data-session="B"]').click();
+    await waitFor(async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()), `after clicking the deadlock mark the clock shows "${await ctx.clock()}", not t = 3 s`);
+    assert((await ctx.position())[0] === 6, `the moment belongs to step 6, the counter shows ${(await ctx.position())[0]}`);
+    const b6 = (await scriptLines(ctx)).find((l) => l.session === 'B' && l.outcome === 'cancelled');
+    assert(b6?.sqlstate === '40P01', 'at the moment of detection B\'s UPDATE is cancelled with 40P01');
+    assert((await victims(ctx)).join() === 'B', `victim at the moment of detection: [${await victims(ctx)}]`);
+    await ctx.shot('detected');
+
+    // Keyboard: Tab reaches the failed mark at the same moment; Enter jumps there too.
+    await ctx.key('ArrowRight', 7);
+    assert(/t = 4 s/.test(await ctx.clock()), `the next step starts after the pause ends: "${await ctx.clock()}"`);
+    const failed = ctx.page.locator('[data-testid="timeline-mark"][data-kind="failed"][data-session="B"][data-at-ms="3000"]');
+    await failed.focus();
+    await ctx.page.keyboard.press('Enter');
+    await waitFor(async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()), `Enter on the failed mark: clock "${await ctx.clock()}"`);
+    await ctx.next();
+    assert(/t = 4 s/.test(await ctx.clock()) && (await ctx.position())[0] === 7, `Next after the moment: ${await ctx.clock()} at step ${(await ctx.position())[0]}`);
+    ctx.assertNoConsoleErrors();
+  },
+};
+
+export const FLOWS: Flow[] = [timelineMoment, outcomeMarks, labScrollback, terminatedSession, victimBadge, stepZeroQuiet, labNoClock, brokenEdgeLabel];
