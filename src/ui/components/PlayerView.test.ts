@@ -74,7 +74,10 @@ describe('PlayerView: the lessons’ pause session', () => {
     expect(laneNames()).toEqual(['A', 'B']);
   });
   it('keeps a session named clock that runs statements: it is the user’s own session', async () => {
-    const own: ScriptItem[] = [...lessonScript, { index: lessonScript.length, kind: 'step', session: 'clock', step: 'c9', sql: 'SELECT 1;', label: 'clock: SELECT 1;' }];
+    const own: ScriptItem[] = [
+      ...lessonScript,
+      { index: lessonScript.length, kind: 'step', session: 'clock', step: 'c9', sql: 'SELECT 1;', label: 'clock: SELECT 1;' },
+    ];
     await show({ snapshot: withClock, script: own, cursor: 8, offScript: false });
     expect(paneNames()).toEqual(['A', 'B', 'clock']);
     expect(graphNodes()).toContain('clock');

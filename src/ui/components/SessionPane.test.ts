@@ -34,7 +34,9 @@ describe('SessionPane', () => {
     expect(screen.getByTestId('wait-text').textContent).toContain('waits for ShareLock on transaction 746 held by session B');
     const current = document.querySelector('[aria-current="step"]');
     expect(current).toBeNull(); // item 7 is an "advance", not A's step
-    expect(document.querySelector('[data-testid="script-line"][data-outcome="waiting"]')?.textContent).toContain('balance + 100 WHERE id = 2');
+    expect(document.querySelector('[data-testid="script-line"][data-outcome="waiting"]')?.textContent).toContain(
+      'balance + 100 WHERE id = 2',
+    );
   });
 
   it('highlights the current step of the session', () => {

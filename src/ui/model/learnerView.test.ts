@@ -27,7 +27,12 @@ describe('withoutSessions', () => {
 });
 
 describe('pauseSessions', () => {
-  const item = (index: number, kind: ScriptItem['kind'], session: string): ScriptItem => ({ index, kind, session, label: `${session} ${index}` });
+  const item = (index: number, kind: ScriptItem['kind'], session: string): ScriptItem => ({
+    index,
+    kind,
+    session,
+    label: `${session} ${index}`,
+  });
   it('hides a session that only pauses, whether the script came from a lesson or a spec', () => {
     expect([...pauseSessions({ script: [item(0, 'step', 'A'), item(1, 'pause', 'clock'), item(2, 'step', 'B')] })]).toEqual(['clock']);
   });

@@ -93,7 +93,12 @@ export function failureOutcome(sqlstate: string | undefined): 'error' | 'cancell
  * matched to the session's k-th `step-done` event with that step name, so a failure shows on the
  * line that failed, whatever ran later.
  */
-export function sessionScript(script: readonly ScriptItem[], cursor: number, session: SessionSnapshot, events: readonly EngineEvent[]): ScriptLine[] {
+export function sessionScript(
+  script: readonly ScriptItem[],
+  cursor: number,
+  session: SessionSnapshot,
+  events: readonly EngineEvent[],
+): ScriptLine[] {
   const done = new Map<string, Extract<EngineEvent, { type: 'step-done' }>[]>();
   for (const e of events) {
     if (e.type !== 'step-done' || e.session !== session.name) continue;

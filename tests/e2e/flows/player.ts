@@ -41,7 +41,12 @@ async function setSql(ctx: FlowContext, testid: string, index: number, sql: stri
   await ctx.page.keyboard.press('ControlOrMeta+A');
   await ctx.page.keyboard.press('Delete');
   await ctx.page.keyboard.insertText(sql);
-  await waitFor(async () => norm((await content.innerText()) ?? '') === norm(sql), `SQL field ${testid}[${index}] does not show "${sql}"`, 3000, 50);
+  await waitFor(
+    async () => norm((await content.innerText()) ?? '') === norm(sql),
+    `SQL field ${testid}[${index}] does not show "${sql}"`,
+    3000,
+    50,
+  );
 }
 
 async function labPlayable(ctx: FlowContext, what: string): Promise<void> {
@@ -61,13 +66,17 @@ async function adHoc(ctx: FlowContext, session: string, sql: string): Promise<Lo
   const entries = ctx.pane(session).getByTestId('scroll-entry');
   const before = await entries.count();
   await ctx.submitAdHoc(session, sql);
-  await waitFor(async () => (await entries.count()) === before + 1 && !(await ctx.busy()), `ad-hoc "${sql}" in ${session} left no entry in its scrollback`);
+  await waitFor(
+    async () => (await entries.count()) === before + 1 && !(await ctx.busy()),
+    `ad-hoc "${sql}" in ${session} left no entry in its scrollback`,
+  );
   return entries.nth(before);
 }
 
 const outcomeMarks: Flow = {
   name: 'outcome-marks',
-  title: 'script lines show their real outcome: ok, waiting, cancelled (40P01 victim), error (55P03), skipped (25P02); never ✓ on a failure',
+  title:
+    'script lines show their real outcome: ok, waiting, cancelled (40P01 victim), error (55P03), skipped (25P02); never ✓ on a failure',
   async run(ctx) {
     await ctx.openLesson('classic-deadlock', 6);
     const lines = await scriptLines(ctx);
@@ -75,13 +84,28 @@ const outcomeMarks: Flow = {
     const b = lines.filter((l) => l.session === 'B');
     const victim = b.find((l) => /WHERE id = 1/.test(l.text) && /balance \+ 100/.test(l.text));
     assert(victim, `B's UPDATE … WHERE id = 1 line not found: ${show(lines)}`);
-    assert(victim.outcome === 'cancelled' && victim.sqlstate === '40P01', `B's deadlocked UPDATE shows ${victim.outcome}/${victim.sqlstate}: ${show(lines)}`);
+    assert(
+      victim.outcome === 'cancelled' && victim.sqlstate === '40P01',
+      `B's deadlocked UPDATE shows ${victim.outcome}/${victim.sqlstate}: ${show(lines)}`,
+    );
     assert(!victim.text.includes('✓'), `the cancelled line still carries a ✓: "${victim.text}"`);
-    assert(/40P01/.test(victim.text) && /victim/.test(victim.text), `the cancelled line does not say 40P01 / victim in words: "${norm(victim.text)}"`);
+    assert(
+      /40P01/.test(victim.text) && /victim/.test(victim.text),
+      `the cancelled line does not say 40P01 / victim in words: "${norm(victim.text)}"`,
+    );
     const a = lines.filter((l) => l.session === 'A');
-    assert(a.slice(0, 2).every((l) => l.outcome === 'ok' && l.text.includes('✓')), `A's first two lines should be ok with ✓: ${show(a)}`);
-    assert(b.some((l) => l.outcome === 'current'), `B's ROLLBACK is the next step: ${show(b)}`);
-    assert(lines.filter((l) => l.outcome === 'error').every((l) => l.sqlstate), 'an error line without data-sqlstate');
+    assert(
+      a.slice(0, 2).every((l) => l.outcome === 'ok' && l.text.includes('✓')),
+      `A's first two lines should be ok with ✓: ${show(a)}`,
+    );
+    assert(
+      b.some((l) => l.outcome === 'current'),
+      `B's ROLLBACK is the next step: ${show(b)}`,
+    );
+    assert(
+      lines.filter((l) => l.outcome === 'error').every((l) => l.sqlstate),
+      'an error line without data-sqlstate',
+    );
     await ctx.shot('classic-step6');
 
     // One step earlier both UPDATEs wait; nothing is marked done that has not finished.
@@ -141,14 +165,26 @@ const labScrollback: Flow = {
     await ctx.waitForCursor(0, 'opening the scenario in the lab player', 40_000);
     await toEnd(ctx);
     const s1 = ctx.pane('s1');
-    const entries = await s1.getByTestId('scroll-entry').evaluateAll((els) =>
-      els.map((e) => ({ step: e.getAttribute('data-step'), sqlstate: e.getAttribute('data-sqlstate'), text: (e as HTMLElement).innerText })),
-    );
+    const entries = await s1
+      .getByTestId('scroll-entry')
+      .evaluateAll((els) =>
+        els.map((e) => ({
+          step: e.getAttribute('data-step'),
+          sqlstate: e.getAttribute('data-sqlstate'),
+          text: (e as HTMLElement).innerText,
+        })),
+      );
     const failed = entries.findIndex((e) => e.sqlstate === '40P01');
     const commit = entries.findIndex((e) => e.step === 's1c');
     assert(failed >= 0, `s1's scrollback lost the 40P01: ${JSON.stringify(entries.map((e) => norm(e.text)))}`);
-    assert(entries[failed].step === 's1b' && /ERROR:\s+deadlock detected/.test(entries[failed].text), `40P01 entry: ${norm(entries[failed].text)}`);
-    assert(commit > failed && /ROLLBACK/.test(entries[commit].text), `s1's COMMIT (→ ROLLBACK) must come after the error: ${JSON.stringify(entries.map((e) => norm(e.text)))}`);
+    assert(
+      entries[failed].step === 's1b' && /ERROR:\s+deadlock detected/.test(entries[failed].text),
+      `40P01 entry: ${norm(entries[failed].text)}`,
+    );
+    assert(
+      commit > failed && /ROLLBACK/.test(entries[commit].text),
+      `s1's COMMIT (→ ROLLBACK) must come after the error: ${JSON.stringify(entries.map((e) => norm(e.text)))}`,
+    );
     const lines = await scriptLines(ctx);
     const s1b = lines.find((l) => l.step === 's1b');
     assert(s1b?.outcome === 'cancelled' && s1b.sqlstate === '40P01', `s1b line: ${show(lines)}`);
@@ -170,16 +206,27 @@ const terminatedSession: Flow = {
     await toEnd(ctx);
     const a = ctx.pane('A');
     assert((await a.getAttribute('data-state')) === 'terminated', `A's state at the end: ${await a.getAttribute('data-state')}`);
-    assert(/terminated/.test((await a.getByTestId('session-state').innerText()) ?? ''), 'A\'s state is not said in words');
-    assert((await a.getByTestId('session-pid-gone').count()) === 1, 'A\'s pid is not struck through');
-    const fatal = norm((await a.getByTestId('scroll-terminated').innerText().catch(() => '')) ?? '');
-    assert(/FATAL: terminating connection due to idle-in-transaction timeout/.test(fatal) && /25P03/.test(fatal), `A's pane lacks the FATAL: "${fatal}"`);
+    assert(/terminated/.test((await a.getByTestId('session-state').innerText()) ?? ''), "A's state is not said in words");
+    assert((await a.getByTestId('session-pid-gone').count()) === 1, "A's pid is not struck through");
+    const fatal = norm(
+      (await a
+        .getByTestId('scroll-terminated')
+        .innerText()
+        .catch(() => '')) ?? '',
+    );
+    assert(
+      /FATAL: terminating connection due to idle-in-transaction timeout/.test(fatal) && /25P03/.test(fatal),
+      `A's pane lacks the FATAL: "${fatal}"`,
+    );
     const b = ctx.pane('B');
     assert((await b.getAttribute('data-state')) !== 'terminated', 'B was not terminated');
     await ctx.shot('end');
     // libpq reads the server's FATAL with the next command, then finds the connection closed.
     const first = norm(await (await adHoc(ctx, 'A', 'SELECT 1;')).innerText());
-    assert(/FATAL: terminating connection due to idle-in-transaction timeout/.test(first) && /25P03/.test(first), `first statement after termination: "${first}"`);
+    assert(
+      /FATAL: terminating connection due to idle-in-transaction timeout/.test(first) && /25P03/.test(first),
+      `first statement after termination: "${first}"`,
+    );
     const second = norm(await (await adHoc(ctx, 'A', 'SELECT 2;')).innerText());
     assert(/no connection to the server/.test(second) && !/SQLSTATE/.test(second), `second statement after termination: "${second}"`);
     assert((await a.getAttribute('data-state')) === 'terminated', 'A came back to life after an ad-hoc statement');
@@ -189,7 +236,9 @@ const terminatedSession: Flow = {
 };
 
 async function victims(ctx: FlowContext): Promise<string[]> {
-  return ctx.page.locator('[data-testid="wfg-node"][data-victim="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-session') ?? ''));
+  return ctx.page
+    .locator('[data-testid="wfg-node"][data-victim="true"]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-session') ?? ''));
 }
 
 const victimBadge: Flow = {
@@ -226,7 +275,10 @@ const stepZeroQuiet: Flow = {
       const marks = await ctx.byTestId('timeline-mark').count();
       assert(marks === 0, `${id} step 0: ${marks} timeline marks (setup is not the learner's history)`);
       const lines = await scriptLines(ctx);
-      assert(lines.every((l) => l.outcome === 'pending' || l.outcome === 'current'), `${id} step 0: ${show(lines)}`);
+      assert(
+        lines.every((l) => l.outcome === 'pending' || l.outcome === 'current'),
+        `${id} step 0: ${show(lines)}`,
+      );
     }
     await ctx.shot();
     ctx.assertNoConsoleErrors();
@@ -251,7 +303,10 @@ const labNoClock: Flow = {
     const lanes = await ctx.byTestId('timeline').locator('text.lane').allTextContents();
     assert(!lanes.includes('clock'), `timeline lanes: [${lanes}]`);
     // The pauses still happened: the deadlock was found on the virtual clock.
-    assert((await scriptLines(ctx)).some((l) => l.sqlstate === '40P01'), 'the lesson played in the lab never reached its 40P01');
+    assert(
+      (await scriptLines(ctx)).some((l) => l.sqlstate === '40P01'),
+      'the lesson played in the lab never reached its 40P01',
+    );
     await ctx.shot();
     ctx.assertNoConsoleErrors();
   },
@@ -295,17 +350,28 @@ const brokenEdgeLabel: Flow = {
   async run(ctx) {
     await ctx.page.goto(ctx.url('#/lab'));
     await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the lab editor never appeared at #/lab');
-    await ctx.byTestId('lab-import').setInputFiles({ name: 'deadlock-simple.spec', mimeType: 'text/plain', buffer: Buffer.from(DEADLOCK_SIMPLE) });
+    await ctx
+      .byTestId('lab-import')
+      .setInputFiles({ name: 'deadlock-simple.spec', mimeType: 'text/plain', buffer: Buffer.from(DEADLOCK_SIMPLE) });
     await labPlayable(ctx, 'after importing deadlock-simple');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'opening deadlock-simple', 40_000);
     for (let i = 0; i < 4; i++) await ctx.next();
-    const labels = await ctx.byTestId('wfg-broken-edge').evaluateAll((els) =>
-      els.map((e) => `${e.getAttribute('data-from')}->${e.getAttribute('data-to')}: ${e.querySelector('text')?.textContent ?? ''}`),
-    );
+    const labels = await ctx
+      .byTestId('wfg-broken-edge')
+      .evaluateAll((els) =>
+        els.map((e) => `${e.getAttribute('data-from')}->${e.getAttribute('data-to')}: ${e.querySelector('text')?.textContent ?? ''}`),
+      );
     assert(labels.length === 2, `broken edges after s2ae: ${JSON.stringify(labels)}`);
-    for (const l of labels) assert(/broken: AccessExclusiveLock on relation \d+ of database \d+$/.test(norm(l)) || /broken: \S/.test(norm(l)), `empty or odd label: "${l}"`);
-    assert(labels.some((l) => /s2->s1: .*AccessExclusiveLock on relation/.test(l)), `the victim's refused request is not named: ${JSON.stringify(labels)}`);
+    for (const l of labels)
+      assert(
+        /broken: AccessExclusiveLock on relation \d+ of database \d+$/.test(norm(l)) || /broken: \S/.test(norm(l)),
+        `empty or odd label: "${l}"`,
+      );
+    assert(
+      labels.some((l) => /s2->s1: .*AccessExclusiveLock on relation/.test(l)),
+      `the victim's refused request is not named: ${JSON.stringify(labels)}`,
+    );
     const text = norm(await ctx.byTestId('wfg-edges-text').innerText());
     assert(!/\(\)/.test(text), `the graph's text alternative has an empty lock: "${text}"`);
     await ctx.shot();
@@ -345,15 +411,21 @@ const timelineMoment: Flow = {
     assert(b.some((m) => m.kind === 'deadlock') && b.some((m) => m.kind === 'failed'), `B's marks at 3 s: ${JSON.stringify(b)}`);
     for (const m of all) assert(m.hit, `the ${m.kind} mark of ${m.session} at ${m.atMs} ms is covered by another mark`);
     const [d, f] = [b.find((m) => m.kind === 'deadlock')!, b.find((m) => m.kind === 'failed')!];
-    assert(d.box.right <= f.box.left || f.box.right <= d.box.left, `the deadlock and failed marks overlap: ${JSON.stringify([d.box, f.box])}`);
+    assert(
+      d.box.right <= f.box.left || f.box.right <= d.box.left,
+      `the deadlock and failed marks overlap: ${JSON.stringify([d.box, f.box])}`,
+    );
     await ctx.shot('marks');
 
     // Mouse: the deadlock mark shows the moment of detection, inside the 2 s pause.
     await ctx.page.locator('[data-testid="timeline-mark"][data-kind="deadlock"][data-session="B"]').click();
-    await waitFor(async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()), `after clicking the deadlock mark the clock shows "${await ctx.clock()}", not t = 3 s`);
+    await waitFor(
+      async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()),
+      `after clicking the deadlock mark the clock shows "${await ctx.clock()}", not t = 3 s`,
+    );
     assert((await ctx.position())[0] === 6, `the moment belongs to step 6, the counter shows ${(await ctx.position())[0]}`);
     const b6 = (await scriptLines(ctx)).find((l) => l.session === 'B' && l.outcome === 'cancelled');
-    assert(b6?.sqlstate === '40P01', 'at the moment of detection B\'s UPDATE is cancelled with 40P01');
+    assert(b6?.sqlstate === '40P01', "at the moment of detection B's UPDATE is cancelled with 40P01");
     assert((await victims(ctx)).join() === 'B', `victim at the moment of detection: [${await victims(ctx)}]`);
     await ctx.shot('detected');
 
@@ -363,11 +435,26 @@ const timelineMoment: Flow = {
     const failed = ctx.page.locator('[data-testid="timeline-mark"][data-kind="failed"][data-session="B"][data-at-ms="3000"]');
     await failed.focus();
     await ctx.page.keyboard.press('Enter');
-    await waitFor(async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()), `Enter on the failed mark: clock "${await ctx.clock()}"`);
+    await waitFor(
+      async () => /t = 3 s/.test(await ctx.clock()) && !(await ctx.busy()),
+      `Enter on the failed mark: clock "${await ctx.clock()}"`,
+    );
     await ctx.next();
-    assert(/t = 4 s/.test(await ctx.clock()) && (await ctx.position())[0] === 7, `Next after the moment: ${await ctx.clock()} at step ${(await ctx.position())[0]}`);
+    assert(
+      /t = 4 s/.test(await ctx.clock()) && (await ctx.position())[0] === 7,
+      `Next after the moment: ${await ctx.clock()} at step ${(await ctx.position())[0]}`,
+    );
     ctx.assertNoConsoleErrors();
   },
 };
 
-export const FLOWS: Flow[] = [timelineMoment, outcomeMarks, labScrollback, terminatedSession, victimBadge, stepZeroQuiet, labNoClock, brokenEdgeLabel];
+export const FLOWS: Flow[] = [
+  timelineMoment,
+  outcomeMarks,
+  labScrollback,
+  terminatedSession,
+  victimBadge,
+  stepZeroQuiet,
+  labNoClock,
+  brokenEdgeLabel,
+];
