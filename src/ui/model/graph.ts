@@ -320,9 +320,13 @@ export function brokenCycleEdges(snap: EngineSnapshot): GraphEdge[] {
 export function currentDeadlock(snap: EngineSnapshot): EngineSnapshot['deadlock'] {
   const dl = snap.deadlock;
   if (!dl) return null;
-  let last: EngineSnapshot['events'][number] | undefined;
-  for (const e of snap.events) if ((e.type === 'step-start' || e.type === 'step-done') && e.session === dl.victim) last = e;
-  return last?.type === 'step-done' && last.sqlstate === '40P01' && last.atMs >= dl.atMs ? dl : null;
+  let current = false;
+  for (const e of snap.events) {
+    if (e.type !== 'step-start' && e.type !== 'step-done' && e.type !== 'commit' && e.type !== 'rollback') continue;
+    if (e.session !== dl.victim) continue;
+    current = e.type === 'step-done' && e.sqlstate === '40P01' && e.atMs >= dl.atMs;
+  }
+  return current ? dl : null;
 }
 
 const DETAIL_LINE = /^Process (\d+) waits for (.+); blocked by process (\d+)\.$/;
