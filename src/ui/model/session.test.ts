@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionState, WaitReason } from '../../engine/types';
 import type { Xid } from '../../engine/locks/types';
-import { STATE_ICONS, failureOutcome, sessionScript, stateKey, waitWords } from './session';
+import { STATE_ICONS, failureOutcome, scrollback, sessionScript, stateKey, waitWords } from './session';
 import { deadlockCycle, deadlockScenario } from '../fixtures/deadlock';
 
 describe('stateKey', () => {
@@ -22,9 +22,18 @@ describe('stateKey', () => {
 
 describe('waitWords', () => {
   const reason = (blockers: WaitReason['blockers']): WaitReason =>
-    Object.freeze({ tag: { type: 'transactionid' as const, xid: 745 as Xid }, mode: 'ShareLock' as const, description: 'ShareLock on transaction 745', blockers, sinceMs: 0 });
+    Object.freeze({
+      tag: { type: 'transactionid' as const, xid: 745 as Xid },
+      mode: 'ShareLock' as const,
+      description: 'ShareLock on transaction 745',
+      blockers,
+      sinceMs: 0,
+    });
   it.each([
-    { args: reason([{ session: 'A', kind: 'hard', mode: 'ExclusiveLock' }]), expected: { what: 'ShareLock on transaction 745', heldBy: ['A'], queuedBehind: [] } },
+    {
+      args: reason([{ session: 'A', kind: 'hard', mode: 'ExclusiveLock' }]),
+      expected: { what: 'ShareLock on transaction 745', heldBy: ['A'], queuedBehind: [] },
+    },
     {
       args: reason([
         { session: 'A', kind: 'hard', mode: 'ExclusiveLock' },
@@ -68,4 +77,26 @@ describe('failureOutcome', () => {
     { args: '55P03', expected: 'error' },
     { args: undefined, expected: 'error' },
   ])('$args → $expected', ({ args, expected }) => expect(failureOutcome(args)).toBe(expected));
+});
+
+describe('scrollback', () => {
+  const fatal = { severity: 'FATAL', sqlstate: '25P03', message: 'terminating connection due to idle-in-transaction timeout' };
+  const step = (name: string, at: number, error?: typeof fatal) => ({
+    step: name,
+    sql: `${name};`,
+    startedMs: at,
+    endedMs: at,
+    results: [],
+    notices: [],
+    ...(error ? { error } : {}),
+  });
+  it('puts the server’s FATAL where it ended the session, and marks the command that read it as closing the connection', () => {
+    const base = deadlockCycle.sessions[0];
+    const s = { ...base, pending: null, history: [step('a1', 0), step('ad hoc', 4000, fatal)], terminated: { atMs: 3000, message: fatal } };
+    expect(scrollback(s).map((e) => (e.kind === 'step' ? `${e.entry.step}${e.closed ? ' (closed)' : ''}` : e.kind))).toEqual([
+      'a1',
+      'terminated',
+      'ad hoc (closed)',
+    ]);
+  });
 });

@@ -126,9 +126,14 @@ export function sessionScript(
   });
 }
 
+/** What libpq adds to the error of the command that finds the server gone (psql prints it under the FATAL). */
+export const LIBPQ_CONNECTION_CLOSED =
+  'server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request.';
+
 /** One block of a pane's scrollback: a finished or running step, or the server ending the session. */
 export type ScrollEntry =
-  | { kind: 'step'; entry: FinishedStep }
+  /** `closed`: the command that read the server's FATAL; libpq then reports the closed connection. */
+  | { kind: 'step'; entry: FinishedStep; closed?: boolean }
   | { kind: 'pending'; pending: PendingStep }
   | { kind: 'terminated'; atMs: number; message: PgMessage };
 
@@ -149,7 +154,8 @@ export function scrollback(session: SessionSnapshot): ScrollEntry[] {
       out.push({ kind: 'terminated', atMs: end.atMs, message: end.message });
       endShown = true;
     }
-    out.push({ kind: 'step', entry });
+    const closed = !!end && endShown && entry.error?.severity === 'FATAL';
+    out.push({ kind: 'step', entry, ...(closed ? { closed } : {}) });
   }
   if (end && !endShown) out.push({ kind: 'terminated', atMs: end.atMs, message: end.message });
   if (session.pending) out.push({ kind: 'pending', pending: session.pending });

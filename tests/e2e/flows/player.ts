@@ -165,15 +165,13 @@ const labScrollback: Flow = {
     await ctx.waitForCursor(0, 'opening the scenario in the lab player', 40_000);
     await toEnd(ctx);
     const s1 = ctx.pane('s1');
-    const entries = await s1
-      .getByTestId('scroll-entry')
-      .evaluateAll((els) =>
-        els.map((e) => ({
-          step: e.getAttribute('data-step'),
-          sqlstate: e.getAttribute('data-sqlstate'),
-          text: (e as HTMLElement).innerText,
-        })),
-      );
+    const entries = await s1.getByTestId('scroll-entry').evaluateAll((els) =>
+      els.map((e) => ({
+        step: e.getAttribute('data-step'),
+        sqlstate: e.getAttribute('data-sqlstate'),
+        text: (e as HTMLElement).innerText,
+      })),
+    );
     const failed = entries.findIndex((e) => e.sqlstate === '40P01');
     const commit = entries.findIndex((e) => e.step === 's1c');
     assert(failed >= 0, `s1's scrollback lost the 40P01: ${JSON.stringify(entries.map((e) => norm(e.text)))}`);
@@ -224,8 +222,10 @@ const terminatedSession: Flow = {
     // libpq reads the server's FATAL with the next command, then finds the connection closed.
     const first = norm(await (await adHoc(ctx, 'A', 'SELECT 1;')).innerText());
     assert(
-      /FATAL: terminating connection due to idle-in-transaction timeout/.test(first) && /25P03/.test(first),
-      `first statement after termination: "${first}"`,
+      /FATAL: terminating connection due to idle-in-transaction timeout/.test(first) &&
+        /25P03/.test(first) &&
+        /server closed the connection unexpectedly/.test(first),
+      `first statement after termination (psql prints the FATAL, then libpq's "server closed the connection unexpectedly"): "${first}"`,
     );
     const second = norm(await (await adHoc(ctx, 'A', 'SELECT 2;')).innerText());
     assert(/no connection to the server/.test(second) && !/SQLSTATE/.test(second), `second statement after termination: "${second}"`);
