@@ -33,6 +33,7 @@ import { ParseFailure, loadParser, parseStatements, type Classified, type Parsed
 import type {
   EngineEvent,
   EngineSnapshot,
+  FinishedStep,
   IsolationLevel,
   LockRow,
   SessionSnapshot,
@@ -143,6 +144,11 @@ interface Sess {
   /** Session-level advisory locks, with counts (pg_advisory_lock is re-entrant). */
   sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[];
   terminated: PgMessage | null;
+  terminatedAtMs: number;
+  /** The client has read the FATAL (with its next command): later commands find no connection. */
+  terminationReported: boolean;
+  /** Every finished step, oldest first (SessionSnapshot.history). */
+  history: FinishedStep[];
   vxidCounter: number;
 }
 
@@ -217,6 +223,9 @@ export class Engine {
       stateChangeMs: 0,
       sessionAdvisory: [],
       terminated: null,
+      terminatedAtMs: 0,
+      terminationReported: false,
+      history: [],
       vxidCounter: 0,
     });
   }
@@ -313,7 +322,9 @@ export class Engine {
     };
     s.step = step;
     if (s.terminated) {
-      step.error = { ...s.terminated };
+      // libpq reads the server's FATAL with the next command; after that the connection is closed.
+      step.error = s.terminationReported ? PG.noConnection() : { ...s.terminated };
+      s.terminationReported = true;
       step.done = true;
       this.finishStep(s);
       return 'done';
@@ -427,6 +438,7 @@ export class Engine {
     const step = s.step!;
     step.done = true;
     s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
+    s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: this.clock });
     s.stateChangeMs = this.clock;
     this.event({ type: 'step-done', atMs: this.clock, session: s.name, step: step.name, ok: !step.error, ...(step.error ? { sqlstate: step.error.sqlstate } : {}) });
     if (s.txn && !s.txn.implicit && s.timeouts.idle > 0 && !s.terminated)
@@ -1932,6 +1944,7 @@ export class Engine {
         const fatal = PG.idleInTransactionTimeout();
         this.serverLog.push(`${fmtTime(this.clock)} [${s.pid}] FATAL:  ${fatal.message}`);
         s.terminated = fatal;
+        s.terminatedAtMs = this.clock;
         await this.endTxn(s, false);
         return;
       }
@@ -2077,6 +2090,8 @@ export class Engine {
             }
           : null,
         last: s.last,
+        history: [...s.history],
+        ...(s.terminated ? { terminated: { atMs: s.terminatedAtMs, message: { ...s.terminated } } } : {}),
       };
     });
     const bySession = new Map([...this.sessions.values()].map((s) => [s.proc as string, s]));

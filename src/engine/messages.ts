@@ -30,6 +30,8 @@ export const PG = {
     sqlstate: '25P03',
     message: 'terminating connection due to idle-in-transaction timeout',
   }),
+  /** libpq's own error for a command on a closed connection: no severity and no SQLSTATE from a server. */
+  noConnection: (): PgMessage => ({ severity: '', sqlstate: '', message: 'no connection to the server' }),
   rowNowait: (relation: string) => err('55P03', `could not obtain lock on row in relation "${relation}"`),
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),

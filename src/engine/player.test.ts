@@ -172,3 +172,62 @@ describe('historyIndexOfCursor', () => {
     expect(historyIndexOfCursor(h, cursor)).toBe(expected);
   });
 });
+
+describe('Player: what the learner sees as history', () => {
+  it('step 0 shows no session-setup output, events or finished steps', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    const s = p.view().snapshot;
+    expect(s.events).toEqual([]);
+    for (const x of s.sessions) expect([x.name, x.last, x.history]).toEqual([x.name, null, []]);
+    await p.next();
+    const a = session(p.view().snapshot, 'A');
+    expect(a.history?.map((h) => h.step)).toEqual([p.script[0].step]);
+    expect(a.last?.results.map((r) => r.command)).toEqual(['BEGIN', 'UPDATE 1']);
+  });
+
+  it('keeps the victim 40P01 in its history after its ROLLBACK', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await p.gotoCursor(7);
+    const b = session(p.view().snapshot, 'B');
+    expect(b.history?.map((h) => h.error?.sqlstate ?? h.results.at(-1)?.command)).toEqual(['UPDATE 1', '40P01', 'ROLLBACK']);
+  });
+
+  it('a moment inside a step: the clock stops there, and the next action finishes the step first', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await p.gotoCursor(6);
+    const end = JSON.stringify(p.view().snapshot);
+    await p.gotoCursor(6, 3000);
+    let v = p.view();
+    expect([v.cursor, v.snapshot.clockMs, v.midStep, v.snapshot.deadlock?.victim]).toEqual([6, 3000, true, 'B']);
+    await p.gotoCursor(6);
+    expect(p.view().midStep).toBeUndefined();
+    expect(JSON.stringify(p.view().snapshot)).toBe(end);
+    await p.gotoCursor(6, 3000);
+    await p.next();
+    v = p.view();
+    const straight = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await straight.gotoCursor(7);
+    expect(JSON.stringify(v.snapshot)).toBe(JSON.stringify(straight.view().snapshot));
+    // The history with its moment replays to the same state (undo, worker recovery).
+    const history = [...p.history];
+    await p.replay(history);
+    expect(JSON.stringify(p.view().snapshot)).toBe(JSON.stringify(v.snapshot));
+  });
+});
+
+describe('Player: a terminated session', () => {
+  it('reports the FATAL once, then what libpq says on a closed connection', async () => {
+    const p = await Player.create(lesson('idle-in-transaction'), { executor: ex });
+    await p.gotoCursor(p.script.length);
+    let a = session(p.view().snapshot, 'A');
+    expect(a.terminated?.message).toMatchObject({ severity: 'FATAL', sqlstate: '25P03' });
+    expect(a.terminated?.atMs).toBe(3000);
+    await p.adHoc('A', 'SELECT 1;');
+    await p.adHoc('A', 'SELECT 2;');
+    a = session(p.view().snapshot, 'A');
+    expect(a.history?.slice(-2).map((h) => [h.error?.severity, h.error?.sqlstate, h.error?.message])).toEqual([
+      ['FATAL', '25P03', 'terminating connection due to idle-in-transaction timeout'],
+      ['', '', 'no connection to the server'],
+    ]);
+  });
+});

@@ -20,7 +20,11 @@ const MAX_STEP_WAIT_MS = 300_000;
 
 /** One thing the learner did. 'step' runs the next script item; the others leave the script. */
 export type PlayerAction =
-  { type: 'step' } | { type: 'adhoc'; session: string; sql: string } | { type: 'advance'; ms: number } | { type: 'timer' };
+  /** `untilMs`: stop the virtual clock there while the step's time passes (a moment inside the step). */
+  | { type: 'step'; untilMs?: number }
+  | { type: 'adhoc'; session: string; sql: string }
+  | { type: 'advance'; ms: number }
+  | { type: 'timer' };
 
 /** One item of the script as the UI shows it (same shape as ui/backend.ts ScriptItem). */
 export interface PlayerScriptItem {
@@ -38,6 +42,8 @@ export interface PlayerView {
   script: PlayerScriptItem[];
   cursor: number;
   offScript: boolean;
+  /** The clock stopped inside the last step (a timeline moment): the next action lets its time pass first. */
+  midStep?: boolean;
   error?: string;
 }
 
@@ -74,6 +80,10 @@ export class Player {
   private engine: Engine | null = null;
   private actions: PlayerAction[] = [];
   private stepsDone = 0;
+  /** What the setup left in the engine's history (events, finished steps by session): not the learner's. */
+  private setupMark: { events: number; steps: Map<string, number> } = { events: 0, steps: new Map() };
+  /** Set while a step stopped at its `untilMs`: the `(*)` session its remaining time must not wait for. */
+  private unsettled: { skip: string | null } | null = null;
 
   private constructor(
     readonly spec: Spec,
@@ -124,11 +134,12 @@ export class Player {
   /** The current state for the UI (tables were refreshed after the last action). */
   view(error?: string): PlayerView {
     const v: PlayerView = {
-      snapshot: this.eng.snapshot(),
+      snapshot: withoutSetup(this.eng.snapshot(), this.setupMark),
       script: this.script.map((s) => ({ ...s })),
       cursor: this.stepsDone,
       offScript: this.offScript,
     };
+    if (this.unsettled) v.midStep = true;
     if (error !== undefined) v.error = error;
     return v;
   }
@@ -179,14 +190,24 @@ export class Player {
    * Restores the latest state with `cursor` script items done: the history up to the next
    * step after it (ad-hoc work done at that cursor is kept); forward jumps step.
    */
-  async gotoCursor(cursor: number): Promise<void> {
+  async gotoCursor(cursor: number, atMs?: number): Promise<void> {
     if (!Number.isInteger(cursor) || cursor < 0 || cursor > this.script.length)
       throw new ActionRefused(`no script position ${cursor} (the script has ${this.script.length} items)`);
+    if (atMs !== undefined) {
+      // A moment inside step `cursor`: the state before it, then the step with its clock stopped at atMs.
+      if (cursor === 0 || !Number.isFinite(atMs)) throw new ActionRefused(`no moment ${atMs} ms inside script position ${cursor}`);
+      await this.gotoCursor(cursor - 1);
+      // A moment before the step began is not inside it: the step then runs to its end.
+      await this.perform(this.eng.now() > atMs ? { type: 'step' } : { type: 'step', untilMs: atMs });
+      return;
+    }
+    // A script position is the settled state: a step stopped at a moment runs to its end.
     if (cursor >= this.stepsDone) {
+      if (this.unsettled) await this.rebuild(settled(this.actions));
       while (this.stepsDone < cursor) await this.next();
       return;
     }
-    await this.goto(historyIndexOfCursor(this.actions, cursor));
+    await this.rebuild(settled(this.actions.slice(0, historyIndexOfCursor(this.actions, cursor))));
   }
 
   /** Replaces the history with `actions` and rebuilds the state from them (watchdog recovery). */
@@ -229,6 +250,12 @@ export class Player {
 
   private async apply(action: PlayerAction): Promise<void> {
     const e = this.eng;
+    // A step stopped at a moment finishes first, so every later action sees what it would have.
+    if (this.unsettled) {
+      const { skip } = this.unsettled;
+      this.unsettled = null;
+      await this.letTimePass(skip);
+    }
     switch (action.type) {
       case 'step': {
         const step = this.steps[this.stepsDone];
@@ -236,7 +263,7 @@ export class Player {
         await this.waitUntilFree(step.session);
         await e.submit(step.session, step.sql, step.name);
         this.stepsDone++;
-        await this.letTimePass(step.star ? step.session : null);
+        await this.letTimePass(step.star ? step.session : null, action.untilMs);
         return;
       }
       case 'adhoc':
@@ -267,13 +294,18 @@ export class Player {
    * poll(wait=false) over every running step: time passes only while some step is neither done
    * nor blocked on a lock (it sleeps on the virtual clock). `skip` is a `(*)` step not waited for.
    */
-  private async letTimePass(skip: string | null): Promise<void> {
+  private async letTimePass(skip: string | null, untilMs?: number): Promise<void> {
     const e = this.eng;
     const start = e.now();
     for (;;) {
       const sleeper = this.sessions.find((s) => s !== skip && e.statusOf(s) === 'sleeping');
       if (sleeper === undefined) return;
       const next = e.nextTimerAt();
+      if (untilMs !== undefined && (next === null || next > untilMs)) {
+        if (untilMs > e.now()) await e.advance(untilMs - e.now());
+        this.unsettled = { skip };
+        return;
+      }
       if (next === null || next - start > MAX_STEP_WAIT_MS) await e.cancel(sleeper);
       else await e.advanceToNextTimer();
     }
@@ -297,6 +329,9 @@ export class Player {
       if (r?.error) throw new ScenarioSetupError(`setup of session ${s.name} failed: ${r.error.severity}:  ${r.error.message}`);
     }
     this.engine = e;
+    this.unsettled = null;
+    const done = e.snapshot();
+    this.setupMark = { events: done.events.length, steps: new Map(done.sessions.map((s) => [s.name, s.history?.length ?? 0])) };
     this.actions = [];
     this.stepsDone = 0;
     await e.refreshTables();
@@ -309,6 +344,26 @@ export class Player {
   }
 }
 
+
+/**
+ * The snapshot without what the spec's setup did: its events and the sessions' setup steps (and
+ * their `last` result) are the scenario's preparation, not something the learner ran.
+ */
+export function withoutSetup(snap: EngineSnapshot, mark: { events: number; steps: ReadonlyMap<string, number> }): EngineSnapshot {
+  return {
+    ...snap,
+    events: snap.events.slice(mark.events),
+    sessions: snap.sessions.map((s) => {
+      const history = (s.history ?? []).slice(mark.steps.get(s.name) ?? 0);
+      return { ...s, history, last: history.length > 0 ? s.last : null };
+    }),
+  };
+}
+
+/** The actions with every step run to its end (no `untilMs` moments): the same states at each cursor. */
+export function settled(actions: readonly PlayerAction[]): PlayerAction[] {
+  return actions.map((a) => (a.type === 'step' && a.untilMs !== undefined ? { type: 'step' } : a));
+}
 
 /** The length of the history prefix that ends just before the (cursor+1)-th step action. */
 export function historyIndexOfCursor(actions: readonly PlayerAction[], cursor: number): number {

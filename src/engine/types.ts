@@ -85,6 +85,21 @@ export interface SessionSnapshot {
   pending: PendingStep | null;
   /** The result of the last finished step. */
   last: { step: string; results: StatementResult[]; error?: PgMessage; notices: PgMessage[] } | null;
+  /** Every finished step of the session, oldest first: its scrollback (the engine always sets it). */
+  history?: FinishedStep[];
+  /** Set once the server terminated the backend (FATAL): when, and the message it sent. */
+  terminated?: { atMs: number; message: PgMessage };
+}
+
+/** One finished step as a client saw it: what was sent, when, and what came back. */
+export interface FinishedStep {
+  step: string;
+  sql: string;
+  startedMs: number;
+  endedMs: number;
+  results: StatementResult[];
+  notices: PgMessage[];
+  error?: PgMessage;
 }
 
 export interface RowSnapshot {

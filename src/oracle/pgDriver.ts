@@ -111,6 +111,8 @@ interface Session {
   idleNotices: PgMessage[];
   /** The FATAL error that ended the connection (e.g. idle_in_transaction_session_timeout). */
   fatal?: PgMessage;
+  /** The FATAL went to a command already: libpq then reports the closed connection itself. */
+  fatalReported?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -246,7 +248,9 @@ export class PgDriver implements SessionDriver {
     if (s.fatal) {
       // The server ended this connection with a FATAL error; libpq reports that error for the
       // next command (the client library's own "not queryable" text is not PostgreSQL's).
-      q.error = s.fatal;
+      // Once read, the connection is closed: PQsendQuery fails with libpq's "no connection to the server".
+      q.error = s.fatalReported ? { severity: '', sqlstate: '', message: 'no connection to the server' } : s.fatal;
+      s.fatalReported = true;
       q.finish();
       return;
     }

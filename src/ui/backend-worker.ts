@@ -137,7 +137,7 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
       return state(view);
     },
     next: async () => state(await client.act({ type: 'step' })),
-    goto: async (cursor) => state(await client.goto(cursor)),
+    goto: async (cursor, atMs) => state(await client.goto(cursor, atMs)),
     reset: async () => state(await client.reset()),
     runAdHoc: async (session, sql) => state(await client.act({ type: 'adhoc', session, sql })),
     advance: async (ms) => state(await client.act({ type: 'advance', ms })),

@@ -64,6 +64,8 @@ export interface PlayerState {
   cursor: number;
   /** True once an ad-hoc statement or manual clock advance left the script. */
   offScript: boolean;
+  /** The clock stopped inside the last step (a timeline moment); the next action finishes the step first. */
+  midStep?: boolean;
   /** Engine or watchdog message. */
   error?: string;
   /** The open lesson's own content (narration lives on the script items). */
@@ -74,8 +76,8 @@ export interface PlayerState {
 export interface PlayerBackend {
   open(source: { kind: 'lesson'; id: string } | { kind: 'spec'; text: string }): Promise<PlayerState>;
   next(): Promise<PlayerState>;
-  /** Undo / jump: the backend restores that exact state. */
-  goto(cursor: number): Promise<PlayerState>;
+  /** Undo / jump: the backend restores that exact state; `atMs` stops inside step `cursor` at that virtual time. */
+  goto(cursor: number, atMs?: number): Promise<PlayerState>;
   reset(): Promise<PlayerState>;
   runAdHoc(session: string, sql: string): Promise<PlayerState>;
   advance(ms: number): Promise<PlayerState>;

@@ -47,7 +47,7 @@ export class Player {
         this.state = s;
         this.failure = null;
         if (this.asking && this.asking.index !== s.cursor) this.asking = null;
-        this.#times.set(s.cursor, s.snapshot.clockMs);
+        if (!s.midStep) this.#times.set(s.cursor, s.snapshot.clockMs);
         this.onchange?.(s);
         return s;
       } catch (err) {
@@ -105,14 +105,17 @@ export class Player {
   advanceToNextTimer = () => this.#run((b) => b.advanceToNextTimer());
 
   /**
-   * Timeline jump: goes to the first visited step whose clock reached `atMs` (events carry time,
-   * not cursors). Returns false when no visited step matches.
+   * Timeline jump: shows the moment `atMs` (events carry time, not cursors). That is the first
+   * visited step whose clock reached it; when the step's time ran on past `atMs` (a pause, a
+   * timer), the step is replayed with its clock stopped at `atMs`. False when no visited step matches.
    */
   jumpToTime(atMs: number): boolean {
     const hits = [...this.#times].filter(([, t]) => t >= atMs).map(([c]) => c);
     if (!hits.length) return false;
     this.pause();
-    void this.goto(Math.min(...hits));
+    const cursor = Math.min(...hits);
+    const inside = cursor > 0 && this.#times.get(cursor)! > atMs && (this.#times.get(cursor - 1) ?? 0) < atMs;
+    void this.#run((b) => (inside ? b.goto(cursor, atMs) : b.goto(cursor)));
     return true;
   }
 

@@ -104,11 +104,11 @@ export class EngineClient {
     return this.serial(() => this.call({ type: 'action', action }, this.limits.actionMs));
   }
 
-  /** Restores the state at a script cursor (undo, or steps forward). */
-  goto(cursor: number): Promise<PlayerView> {
+  /** Restores the state at a script cursor (undo, or steps forward), or a moment `atMs` inside that step. */
+  goto(cursor: number, atMs?: number): Promise<PlayerView> {
     return this.serial(() => {
       const work = cursor > this.cursor ? cursor - this.cursor : this.history.length;
-      return this.call({ type: 'goto', cursor }, this.rebuildLimit(work));
+      return this.call({ type: 'goto', cursor, ...(atMs !== undefined ? { atMs } : {}) }, this.rebuildLimit(work));
     });
   }
 

@@ -104,7 +104,7 @@ export class Host {
           await p.perform(cmd.action);
           return undefined;
         case 'goto':
-          await p.gotoCursor(cmd.cursor);
+          await p.gotoCursor(cmd.cursor, cmd.atMs);
           return undefined;
         case 'reset':
           await p.goto(0);

@@ -12,7 +12,8 @@ export type ScenarioSource = { kind: 'lesson'; id: string; yaml: string } | { ki
 export type Command =
   | { type: 'open'; source: ScenarioSource }
   | { type: 'action'; action: PlayerAction }
-  | { type: 'goto'; cursor: number }
+  /** `atMs`: the moment inside step `cursor` (its clock stopped there), for a timeline jump. */
+  | { type: 'goto'; cursor: number; atMs?: number }
   | { type: 'reset' }
   | { type: 'replay'; history: PlayerAction[] }
   | { type: 'ping' }

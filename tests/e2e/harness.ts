@@ -48,7 +48,7 @@ export interface PaneView {
   ids: string;
   /** The output area (results, errors, wait text) as rendered text. */
   output: string;
-  /** Every cell of every result table in the output, row by row. */
+  /** Every cell of every result table in the latest output block (what psql printed last), row by row. */
   tables: string[][][];
 }
 
@@ -246,12 +246,15 @@ export class FlowContext {
     return this.byTestId('session-pane').evaluateAll((els) =>
       els.map((el) => {
         const out = el.querySelector('.output') as HTMLElement | null;
+        // The output is a scrollback: the latest block is the last step's (or the running one's).
+        const blocks = out?.querySelectorAll('[data-testid^="scroll-"]');
+        const latest = blocks?.length ? blocks[blocks.length - 1] : out;
         return {
           session: el.getAttribute('data-session') ?? '',
           state: el.getAttribute('data-state') ?? '',
           ids: (el.querySelector('.ids') as HTMLElement | null)?.innerText.trim() ?? '',
           output: out?.innerText ?? '',
-          tables: [...(out?.querySelectorAll('table.result') ?? [])].map((t) =>
+          tables: [...(latest?.querySelectorAll('table.result') ?? [])].map((t) =>
             [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
           ),
         };

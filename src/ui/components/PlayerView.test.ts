@@ -67,8 +67,18 @@ describe('PlayerView: the lessons’ pause session', () => {
     expect(screen.getByTestId('step-position').textContent).toBe(`Step 8 of ${lessonScript.length}`);
   });
 
-  it('keeps a session named clock in a spec (the lab): it is the user’s own session', async () => {
+  it('hides the clock of a lesson opened in the lab (a spec whose clock only pauses)', async () => {
     await show({ snapshot: withClock, script: lessonScript, cursor: 8, offScript: false });
+    expect(paneNames()).toEqual(['A', 'B']);
+    expect(graphNodes().sort()).toEqual(['A', 'B']);
+    expect(laneNames()).toEqual(['A', 'B']);
+  });
+  it('keeps a session named clock that runs statements: it is the user’s own session', async () => {
+    const own: ScriptItem[] = [
+      ...lessonScript,
+      { index: lessonScript.length, kind: 'step', session: 'clock', step: 'c9', sql: 'SELECT 1;', label: 'clock: SELECT 1;' },
+    ];
+    await show({ snapshot: withClock, script: own, cursor: 8, offScript: false });
     expect(paneNames()).toEqual(['A', 'B', 'clock']);
     expect(graphNodes()).toContain('clock');
     expect(laneNames()).toContain('clock');
@@ -78,15 +88,14 @@ describe('PlayerView: the lessons’ pause session', () => {
 });
 
 describe('learnerView model', () => {
-  it('hides only sessions used for nothing but pauses, and only in lessons', () => {
-    expect([...pauseSessions({ script: lessonScript, lesson: { id: 'l' } })]).toEqual(['clock']);
-    expect([...pauseSessions({ script: lessonScript })]).toEqual([]);
+  it('hides only sessions used for nothing but pauses, in lessons and specs alike', () => {
+    expect([...pauseSessions({ script: lessonScript })]).toEqual(['clock']);
     // A session that also runs ordinary steps is never hidden.
     const mixed: ScriptItem[] = [
       ...lessonScript,
       { index: 99, kind: 'step', session: 'clock', step: 'c9', sql: 'SELECT 1;', label: 'clock: SELECT 1;' },
     ];
-    expect([...pauseSessions({ script: mixed, lesson: { id: 'l' } })]).toEqual([]);
+    expect([...pauseSessions({ script: mixed })]).toEqual([]);
   });
   it('returns the same snapshot when nothing is hidden and never mutates its input', () => {
     expect(withoutSessions(deadlockCycle, new Set(['clock']))).toBe(deadlockCycle);

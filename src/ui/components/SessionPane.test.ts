@@ -10,7 +10,7 @@ import type { EngineSnapshot } from '../../engine/types';
 
 function pane(snap: EngineSnapshot, name: string, script = deadlockScenario.script, cursor = 0, onrun?: (sql: string) => void) {
   const session = snap.sessions.find((s) => s.name === name)!;
-  return render(SessionPane, { props: { session, script, cursor, clockMs: snap.clockMs, onrun } });
+  return render(SessionPane, { props: { session, script, cursor, clockMs: snap.clockMs, events: snap.events, onrun } });
 }
 
 describe('SessionPane', () => {
@@ -34,7 +34,9 @@ describe('SessionPane', () => {
     expect(screen.getByTestId('wait-text').textContent).toContain('waits for ShareLock on transaction 746 held by session B');
     const current = document.querySelector('[aria-current="step"]');
     expect(current).toBeNull(); // item 7 is an "advance", not A's step
-    expect(document.querySelector('.line.running')?.textContent).toContain('balance + 100 WHERE id = 2');
+    expect(document.querySelector('[data-testid="script-line"][data-outcome="waiting"]')?.textContent).toContain(
+      'balance + 100 WHERE id = 2',
+    );
   });
 
   it('highlights the current step of the session', () => {
@@ -72,7 +74,7 @@ describe('SessionPane', () => {
 
   it('flags a doomed SERIALIZABLE transaction (its state is still idle in transaction)', () => {
     const session = ssiDoomed.sessions.find((s) => s.name === 'B')!;
-    render(SessionPane, { props: { session, script: [], cursor: 0, clockMs: 0, doomed: true } });
+    render(SessionPane, { props: { session, script: [], cursor: 0, clockMs: 0, events: [], doomed: true } });
     const el = screen.getByTestId('session-pane');
     expect(el.dataset.doomed).toBe('true');
     expect(el.dataset.state).toBe('idle-in-transaction');

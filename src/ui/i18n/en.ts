@@ -3,7 +3,7 @@
  * provide the same keys (checked by the `Messages` type). Lock-mode explanations are data here.
  */
 import type { LockMode, RowLockStrength } from '../../engine/locks/types';
-import type { SessionStateKey } from '../model/session';
+import type { LineOutcome, SessionStateKey } from '../model/session';
 
 export const en = {
   langName: 'English',
@@ -79,6 +79,7 @@ export const en = {
       waiting: 'waiting',
       'idle-in-transaction': 'idle in transaction',
       aborted: 'idle in transaction (aborted)',
+      terminated: 'terminated (connection closed)',
     } satisfies Record<SessionStateKey, string>,
     /** Short forms for the graph nodes. */
     statesShort: {
@@ -87,6 +88,7 @@ export const en = {
       waiting: 'waiting',
       'idle-in-transaction': 'idle in transaction',
       aborted: 'aborted',
+      terminated: 'terminated',
     } satisfies Record<SessionStateKey, string>,
     pid: 'pid',
     xid: 'xid',
@@ -529,6 +531,25 @@ export const en = {
   },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',
+  },
+  // Player area: what each script line and pane scrollback says happened.
+  outcome: {
+    names: {
+      pending: 'not run yet',
+      current: 'next',
+      running: 'running',
+      waiting: 'waiting for a lock',
+      ok: 'done',
+      error: 'failed',
+      cancelled: 'cancelled',
+      skipped: 'skipped: the transaction was aborted',
+    } satisfies Record<LineOutcome, string>,
+    /** A failed line's note, e.g. "✗ 55P03". */
+    withCode: (what: string, sqlstate: string) => `${what}, SQLSTATE ${sqlstate}`,
+    victim: 'deadlock victim',
+    scrollback: (name: string) => `Output of session ${name}`,
+    terminatedAt: (at: string) => `The server terminated this session at ${at}; its connection is closed.`,
+    pidGone: (pid: number) => `pid ${pid} (gone)`,
   },
 };
 

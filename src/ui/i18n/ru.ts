@@ -85,6 +85,7 @@ export const ru: Messages = {
       waiting: 'ждёт блокировку',
       'idle-in-transaction': 'в транзакции (idle in transaction)',
       aborted: 'транзакция прервана (aborted)',
+      terminated: 'завершена (соединение закрыто)',
     },
     statesShort: {
       idle: 'простой',
@@ -92,6 +93,7 @@ export const ru: Messages = {
       waiting: 'ждёт',
       'idle-in-transaction': 'в транзакции',
       aborted: 'прервана',
+      terminated: 'завершена',
     },
     pid: 'pid',
     xid: 'xid',
@@ -535,5 +537,23 @@ export const ru: Messages = {
   },
   dev: {
     banner: 'ФИКСТУРЫ: вручную написанные тестовые снимки, а не вывод движка.',
+  },
+  // Player area: what each script line and pane scrollback says happened.
+  outcome: {
+    names: {
+      pending: 'ещё не выполнялась',
+      current: 'следующая',
+      running: 'выполняется',
+      waiting: 'ждёт блокировку',
+      ok: 'выполнена',
+      error: 'ошибка',
+      cancelled: 'отменена',
+      skipped: 'пропущена: транзакция прервана',
+    },
+    withCode: (what, sqlstate) => `${what}, SQLSTATE ${sqlstate}`,
+    victim: 'жертва взаимоблокировки',
+    scrollback: (name) => `Вывод сессии ${name}`,
+    terminatedAt: (at) => `Сервер завершил эту сессию в ${at}; соединение закрыто.`,
+    pidGone: (pid) => `pid ${pid} (нет)`,
   },
 };

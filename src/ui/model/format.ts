@@ -35,6 +35,11 @@ export function pgMessageLines(msg: PgMessage): PgMessageLine[] {
     lines.push({ label, text: first });
     for (const r of rest) lines.push({ label: '', text: r });
   };
+  // libpq's own errors (no server severity, no SQLSTATE) print as bare text, as psql shows them.
+  if (!msg.severity && !msg.sqlstate) {
+    push('', msg.message);
+    return lines;
+  }
   push(msg.severity || 'ERROR', msg.message);
   for (const [key, label] of FIELD_LABELS) {
     const v = msg[key];

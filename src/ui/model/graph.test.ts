@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { badgeAnchor, cyclePath, edgeGeometry, layoutNodes, resourceGraph, rwEdges, waitForGraph, type Point } from './graph';
-import { deadlockCycle, deadlockVictim } from '../fixtures/deadlock';
+import {
+  badgeAnchor,
+  brokenCycleEdges,
+  currentDeadlock,
+  cyclePath,
+  deadlockRequests,
+  edgeGeometry,
+  layoutNodes,
+  resourceGraph,
+  rwEdges,
+  waitForGraph,
+  type Point,
+} from './graph';
+import { deadlockCycle, deadlockScenario, deadlockVictim } from '../fixtures/deadlock';
 import { ssiDependencies, ssiDoomed, ssiFailed } from '../fixtures/serializable';
 
 const OPTS = { width: 400, height: 300, radius: 30 };
@@ -18,11 +30,20 @@ describe('waitForGraph', () => {
     ]);
   });
   it('marks the victim', () => {
-    expect(waitForGraph(deadlockVictim).nodes.filter((n) => n.victim).map((n) => n.id)).toEqual(['B']);
+    expect(
+      waitForGraph(deadlockVictim)
+        .nodes.filter((n) => n.victim)
+        .map((n) => n.id),
+    ).toEqual(['B']);
   });
   it('resource view links sessions to the contested transaction ids', () => {
     const g = resourceGraph(deadlockCycle);
-    expect(g.nodes.filter((n) => n.kind === 'lock').map((n) => n.label).sort()).toEqual(['transaction 745', 'transaction 746']);
+    expect(
+      g.nodes
+        .filter((n) => n.kind === 'lock')
+        .map((n) => n.label)
+        .sort(),
+    ).toEqual(['transaction 745', 'transaction 746']);
     expect(g.edges.find((e) => e.from === 'A' && e.to === 'xid:746')?.label).toBe('ShareLock');
     expect(g.edges.find((e) => e.from === 'xid:746' && e.to === 'B')?.kind).toBe('holds');
   });
@@ -145,4 +166,31 @@ describe('cyclePath', () => {
     { args: ['A', 'B'], expected: 'A → B → A' },
     { args: [], expected: '' },
   ])('$args', ({ args, expected }) => expect(cyclePath(args)).toBe(expected));
+});
+
+describe('currentDeadlock', () => {
+  it('is the deadlock while the victim’s 40P01 is its latest statement, and null once it ran another', () => {
+    expect(currentDeadlock(deadlockVictim)?.victim).toBe('B');
+    const later = deadlockScenario.frames[10];
+    expect(later.deadlock?.victim).toBe('B');
+    expect(currentDeadlock(later)).toBeNull();
+    expect(waitForGraph(later).nodes.some((n) => n.victim)).toBe(false);
+    expect(brokenCycleEdges(later)).toEqual([]);
+  });
+});
+
+describe('deadlockRequests', () => {
+  it('reads each member’s request from the victim’s DETAIL, by pid', () => {
+    expect([...deadlockRequests(deadlockVictim)]).toEqual([
+      ['B', 'ShareLock on transaction 745'],
+      ['A', 'ShareLock on transaction 746'],
+    ]);
+  });
+  it('labels a broken edge even when its session never logged a wait (an early deadlock)', () => {
+    const noWaits = { ...deadlockVictim, events: deadlockVictim.events.filter((e) => e.type !== 'wait') };
+    expect(brokenCycleEdges(noWaits).map((e) => [e.from, e.label])).toEqual([
+      ['B', 'ShareLock on transaction 745'],
+      ['A', 'ShareLock on transaction 746'],
+    ]);
+  });
 });

@@ -5,7 +5,7 @@
 import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, path as d3path } from 'd3';
 import type { SimulationLinkDatum, SimulationNodeDatum } from 'd3';
 import type { EngineSnapshot, LockRow } from '../../engine/types';
-import { stateKey, type SessionStateKey } from './session';
+import { sessionKey, type SessionStateKey } from './session';
 import { committedTracked, doomedSessions, rwDependencies } from './ssi';
 
 export interface Point {
@@ -47,7 +47,7 @@ export interface GraphModel {
 
 /** Sessions as nodes, snapshot.edges as edges (the classic wait-for graph). */
 export function waitForGraph(snap: EngineSnapshot): GraphModel {
-  const victim = snap.deadlock?.victim;
+  const victim = currentDeadlock(snap)?.victim;
   const cycle = new Set(snap.edges.filter((e) => e.inCycle).flatMap((e) => [e.from, e.to]));
   const doomed = doomedSessions(snap.ssi);
   const committed = committedTracked(snap.ssi);
@@ -57,7 +57,7 @@ export function waitForGraph(snap: EngineSnapshot): GraphModel {
     label: s.name,
     pid: s.pid,
     xid: s.xid,
-    state: stateKey(s.state),
+    state: sessionKey(s),
     victim: s.name === victim,
     inCycle: cycle.has(s.name),
     doomed: doomed.has(s.name),
@@ -299,14 +299,53 @@ function r2(v: number): number {
  * show the cycle the victim broke (labels from each member's last wait). Empty at any other time.
  */
 export function brokenCycleEdges(snap: EngineSnapshot): GraphEdge[] {
-  const dl = snap.deadlock;
-  if (!dl || dl.atMs !== snap.clockMs || snap.edges.some((e) => e.inCycle)) return [];
+  const dl = currentDeadlock(snap);
+  if (!dl || snap.edges.some((e) => e.inCycle)) return [];
+  // The victim's DETAIL names every member's request, including one the detector refused before
+  // it ever waited (an early "simple" deadlock logs no wait event); waits seen earlier fill the rest.
+  const requested = deadlockRequests(snap);
   const lastWait = new Map<string, string>();
   for (const e of snap.events) if (e.type === 'wait' && e.atMs <= dl.atMs) lastWait.set(e.session, e.reason.description);
   return dl.cycle.map((from, i) => {
     const to = dl.cycle[(i + 1) % dl.cycle.length];
-    return { id: `broken:${from}->${to}`, from, to, kind: 'hard', label: lastWait.get(from) ?? '', inCycle: true };
+    return { id: `broken:${from}->${to}`, from, to, kind: 'hard', label: requested.get(from) ?? lastWait.get(from) ?? '', inCycle: true };
   });
+}
+
+/**
+ * The last deadlock while it is still the present: its victim's latest statement is the one that
+ * failed with 40P01 and the victim has sent nothing since. Null once the victim moves on (ROLLBACK,
+ * a new statement) or when there was none: history belongs to the timeline and the log.
+ */
+export function currentDeadlock(snap: EngineSnapshot): EngineSnapshot['deadlock'] {
+  const dl = snap.deadlock;
+  if (!dl) return null;
+  let current = false;
+  for (const e of snap.events) {
+    if (e.type !== 'step-start' && e.type !== 'step-done' && e.type !== 'commit' && e.type !== 'rollback') continue;
+    if (e.session !== dl.victim) continue;
+    current = e.type === 'step-done' && e.sqlstate === '40P01' && e.atMs >= dl.atMs;
+  }
+  return current ? dl : null;
+}
+
+const DETAIL_LINE = /^Process (\d+) waits for (.+); blocked by process (\d+)\.$/;
+
+/** What each cycle member requested, by session, from the victim's 40P01 DETAIL ("Process P waits for X; blocked by process Q."). */
+export function deadlockRequests(snap: EngineSnapshot): Map<string, string> {
+  const out = new Map<string, string>();
+  const dl = snap.deadlock;
+  const victim = dl && snap.sessions.find((s) => s.name === dl.victim);
+  if (!victim) return out;
+  const failed = [...(victim.history ?? []), ...(victim.last ? [victim.last] : [])].filter((h) => h.error?.sqlstate === '40P01');
+  const detail = failed.at(-1)?.error?.detail ?? '';
+  const byPid = new Map(snap.sessions.map((s) => [s.pid, s.name]));
+  for (const line of detail.split('\n')) {
+    const m = DETAIL_LINE.exec(line.trim());
+    const name = m && byPid.get(Number(m[1]));
+    if (m && name && !out.has(name)) out.set(name, m[2]);
+  }
+  return out;
 }
 
 /** The cycle as words: "A → B → A". */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withoutSessions } from './learnerView';
+import { pauseSessions, withoutSessions } from './learnerView';
+import type { ScriptItem } from '../backend';
 import { ssiDoomed } from '../fixtures/serializable';
 import { session } from '../fixtures/build';
 import type { EngineSnapshot } from '../../engine/types';
@@ -22,5 +23,20 @@ describe('withoutSessions', () => {
     const { ssi: _ssi, ...rest } = ssiDoomed;
     const snap: EngineSnapshot = { ...rest, sessions: [...ssiDoomed.sessions, session('clock', 6199)] };
     expect('ssi' in withoutSessions(snap, new Set(['clock']))).toBe(false);
+  });
+});
+
+describe('pauseSessions', () => {
+  const item = (index: number, kind: ScriptItem['kind'], session: string): ScriptItem => ({
+    index,
+    kind,
+    session,
+    label: `${session} ${index}`,
+  });
+  it('hides a session that only pauses, whether the script came from a lesson or a spec', () => {
+    expect([...pauseSessions({ script: [item(0, 'step', 'A'), item(1, 'pause', 'clock'), item(2, 'step', 'B')] })]).toEqual(['clock']);
+  });
+  it('keeps a clock session that also runs statements', () => {
+    expect(pauseSessions({ script: [item(0, 'pause', 'clock'), item(1, 'step', 'clock')] }).size).toBe(0);
   });
 });

@@ -3,17 +3,18 @@
  * `SELECT pg_sleep(n)` in an internal observer session (`clock`, see scenario/lesson.ts
  * CLOCK_SESSION) so real PostgreSQL can replay them; that session is plumbing, not part of the
  * story, so the player hides it everywhere: panes, graph nodes, timeline lanes, held modes,
- * pg_locks rows, timers, row lockers and SERIALIZABLE (SSI) bookkeeping. Only for lessons: in the lab (a spec) a user's session
- * named `clock` is the user's own and stays visible. Pure.
+ * pg_locks rows, timers, row lockers and SERIALIZABLE (SSI) bookkeeping. A lesson opened in the
+ * lab is a spec with the same `clock` session, so the rule is the script's, not the source's: a
+ * session whose every item is a pause (the player makes pause items only of `clock`'s
+ * `SELECT pg_sleep(n)` steps) is hidden; a `clock` session that runs anything else stays visible. Pure.
  */
 import type { EngineSnapshot } from '../../engine/types';
 import type { PlayerState } from '../backend';
 
 const NONE: ReadonlySet<string> = new Set();
 
-/** The sessions a lesson's script uses only for pauses (none for specs). */
-export function pauseSessions(state: Pick<PlayerState, 'script' | 'lesson'>): ReadonlySet<string> {
-  if (!state.lesson) return NONE;
+/** The sessions the script uses only for pauses. */
+export function pauseSessions(state: Pick<PlayerState, 'script'>): ReadonlySet<string> {
   const pauses = new Set<string>();
   const others = new Set<string>();
   for (const item of state.script) {
@@ -21,7 +22,7 @@ export function pauseSessions(state: Pick<PlayerState, 'script' | 'lesson'>): Re
     (item.kind === 'pause' ? pauses : others).add(item.session);
   }
   for (const s of others) pauses.delete(s);
-  return pauses;
+  return pauses.size ? pauses : NONE;
 }
 
 /** The snapshot without the hidden sessions (the same object when nothing is hidden). */

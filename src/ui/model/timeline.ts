@@ -88,3 +88,28 @@ export function timeScale(endMs: number, x0: number, x1: number) {
     .domain([0, Math.max(1000, endMs * 1.05)])
     .range([x0, x1]);
 }
+
+/** A mark with where it is drawn: `cx` (spread so it never hides another) and `x`, its true time. */
+export interface PlacedMark extends TimelineMark {
+  x: number;
+  cx: number;
+}
+
+/**
+ * Places marks so that each one can be seen, pointed at and clicked: in a lane, a mark closer
+ * than `gap` px to the previous one (same moment, or nearly) moves right, in event order; a
+ * leader line joins it to its true time `x`.
+ */
+export function placeMarks(marks: readonly TimelineMark[], x: (ms: number) => number, gap: number): PlacedMark[] {
+  const lastCx = new Map<string, number>();
+  const order = marks.map((m, i) => ({ m, i })).sort((a, b) => a.m.atMs - b.m.atMs || a.i - b.i);
+  const placed: PlacedMark[] = new Array(marks.length);
+  for (const { m, i } of order) {
+    const px = x(m.atMs);
+    const prev = lastCx.get(m.session);
+    const cx = prev !== undefined && px - prev < gap ? prev + gap : px;
+    lastCx.set(m.session, cx);
+    placed[i] = { ...m, x: px, cx };
+  }
+  return placed;
+}
