@@ -398,6 +398,11 @@ export const ru: Messages = {
     transcriptFailed: (msg) => `Не удалось построить протокол: ${msg}`,
     openInLab: 'Открыть в лаборатории',
   },
+  // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
+  hiddenPanel: {
+    note: (panel: string) => `${panel}: скрыт до последнего шага урока. Восстановите картину по журналу сервера.`,
+    names: { 'wait-graph': 'Граф ожиданий', 'lock-matrix': 'Матрица блокировок', 'pg-locks': 'pg_locks', timeline: 'Временная шкала' } as Record<string, string>,
+  },
   dev: {
     banner: 'ФИКСТУРЫ: вручную написанные тестовые снимки, а не вывод движка.',
   },

@@ -48,5 +48,6 @@ export function lessonMeta(lesson: Lesson): LessonMeta {
     id: lesson.id,
     summary: { ...lesson.summary },
     ...(lesson.code ? { code: lesson.code.map((c) => ({ ...c, title: { ...c.title } })) } : {}),
+    ...(lesson.hideUntilEnd ? { hideUntilEnd: [...lesson.hideUntilEnd] } : {}),
   };
 }
