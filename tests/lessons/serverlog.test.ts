@@ -13,7 +13,15 @@ import { LoggingPgDriver, normalizeLog } from '../support/serverLog';
 
 const lessons = new URL('../../lessons/', import.meta.url).pathname;
 /** Lessons whose waits, deadlocks and NOWAIT failures cover every kind of entry. */
-const FILES = ['classic-deadlock.yaml', 'nowait.yaml', 'three-way-deadlock.yaml', 'lock-timeout.yaml'];
+const FILES = [
+  'classic-deadlock.yaml',
+  'nowait.yaml',
+  'lock-timeout.yaml',
+  'implicit-deadlocks.yaml',
+  'read-the-server-log.yaml',
+  'row-locks-inside.yaml',
+  'table-lock-migrations.yaml',
+];
 /** Real backends are scheduled on a shared machine: their measured waits run a little late. */
 const MARGIN_MS = 250;
 
