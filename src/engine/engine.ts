@@ -107,6 +107,8 @@ interface Wait {
   /** The session whose xid we wait for, and whether it had changed the tuple. */
   holder?: string;
   context?: string;
+  /** parser_errposition of a table lock taken in parse analysis: "at character N" on the wait's log lines and errors. */
+  position?: number;
   /** The deadlock check ran during this wait (ProcSleep's deadlock_state != DS_NOT_YET_CHECKED): a grant is logged. */
   checked?: boolean;
 }
@@ -1580,7 +1582,8 @@ export class Engine {
             this.abortTxnState(s, true);
             return 'error';
           }
-          return this.handleAcquire(s, r, item.tag, item.mode);
+          const position = item.kind === 'rel' ? cls?.relationPositions?.[item.tag.relation] : undefined;
+          return this.handleAcquire(s, r, item.tag, item.mode, position ? { position } : {});
         }
         case 'row': {
           if (this.rows.covers(item.tuple, s.name, item.mode)) continue;
@@ -1681,7 +1684,7 @@ export class Engine {
     const step = s.step!;
     if (r.status === 'deadlock') {
       // ProcSleep's early deadlock check: the request would deadlock at once.
-      this.deadlockVictim(s, r.report, extra.context);
+      this.deadlockVictim(s, r.report, extra.context, extra.position);
       return 'error';
     }
     step.wait = { tag, mode, sinceMs: this.clock, ...extra };
@@ -1692,11 +1695,11 @@ export class Engine {
     return 'wait';
   }
 
-  private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string): void {
+  private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string, position?: number): void {
     const step = s.step!;
     const shown = { edges: report.edges.map((e) => ({ ...e, tag: this.presentTag(e.tag) })) };
     const detail = deadlockDetail(shown, (p) => this.sess(p).pid, DATABASE_OID);
-    step.error = PG.deadlock(detail, context);
+    step.error = { ...PG.deadlock(detail, context), ...(position ? { position } : {}) };
     const cycle = report.edges.map((e) => e.waiter as string);
     this.lastDeadlock = { cycle, victim: s.name, atMs: this.clock };
     this.event({ type: 'deadlock', atMs: this.clock, victim: s.name, cycle });
@@ -1911,7 +1914,7 @@ export class Engine {
           // CheckDeadLock takes the victim off the queue (waking those behind it) before ProcSleep logs.
           this.queueResumes(this.lm.cancelWait(s.proc));
           this.logLockWait(s, w, 'detected-deadlock');
-          this.deadlockVictim(s, r.report, w.context);
+          this.deadlockVictim(s, r.report, w.context, w.position);
           await this.endOfStep(s);
           return;
         }
@@ -1924,7 +1927,7 @@ export class Engine {
       }
       case 'lock_timeout': {
         if (!step?.wait) return;
-        step.error = PG.lockTimeout(step.wait.context);
+        step.error = { ...PG.lockTimeout(step.wait.context), ...(step.wait.position ? { position: step.wait.position } : {}) };
         this.timeoutLog(s, step.error);
         this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
         this.failWaitingStep(s);
@@ -1965,7 +1968,8 @@ export class Engine {
   private logLockWait(s: Sess, w: Wait, event: LockWaitEvent): void {
     if (!this.gucOn(s, 'log_lock_waits')) return;
     const tag = this.presentTag(w.tag);
-    const message = lockWaitMessage(event, s.pid, w.mode, describeLockTag(tag, DATABASE_OID), this.clock - w.sinceMs);
+    const text = lockWaitMessage(event, s.pid, w.mode, describeLockTag(tag, DATABASE_OID), this.clock - w.sinceMs);
+    const message = w.position ? `${text} at character ${w.position}` : text;
     const { holders, waiters } = holdersAndWaiters(this.lm.raw, w.tag);
     const pids = (ps: ProcId[]) => ps.map((p) => this.sess(p).pid);
     const detail = event === 'acquired' ? undefined : holdersDetail(pids(holders), pids(waiters), '.');
