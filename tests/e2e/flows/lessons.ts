@@ -20,19 +20,24 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
   ctx.predictPolicy = rightAnswers(ID, lang);
   const [, total] = await ctx.position();
   let victim: string | null = null;
+  const seen: string[] = [];
   for (let i = 0; i < total && victim === null; i++) {
-    await ctx.next();
+    const cursor = await ctx.next();
+    seen.push(`${cursor}: ${(await ctx.panes()).map((p) => `${p.session}=${p.state} [${norm(p.output).slice(-80)}]`).join(' ')}`);
     const hidden = await ctx.page
       .locator('[data-testid="hidden-panel"]')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-panel')));
     assert(
       hidden.includes('wait-graph') && hidden.includes('pg-locks') && hidden.includes('lock-matrix'),
-      `before the end the lesson hides the graph, pg_locks and the matrix; hidden: [${hidden}]`,
+      `at step ${cursor} of ${total} the lesson should hide the graph, pg_locks and the matrix; hidden: [${hidden}]\n${seen.join('\n')}`,
     );
     assert((await ctx.page.locator('[data-testid="wfg-node"]').count()) === 0, 'a wait-for graph node is drawn while the graph is hidden');
     victim = (await ctx.panes()).find((p) => /SQLSTATE:\s+40P01/.test(p.output))?.session ?? null;
   }
-  assert(victim === 'C', `victim is ${victim}; real PostgreSQL cancels C (read-the-server-log.expected.txt)`);
+  assert(
+    victim === 'C',
+    `victim is ${victim}; real PostgreSQL cancels C (read-the-server-log.expected.txt); states by step:\n${seen.join('\n')}`,
+  );
   const pid = await pids(ctx);
   const log = (await ctx.byTestId('server-log').textContent()) ?? '';
   const lines: [RegExp, string][] = [
