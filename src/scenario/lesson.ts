@@ -15,7 +15,7 @@ export interface Localized {
 export const LANGUAGES = ['en', 'ru'] as const;
 export const LEVELS = ['beginner', 'intermediate', 'advanced'] as const;
 /** Player panels a lesson may keep hidden until its last item has run (`hideUntilEnd`). */
-export const HIDEABLE_PANELS = ['wait-graph', 'lock-matrix', 'pg-locks', 'timeline'] as const;
+export const HIDEABLE_PANELS = ['wait-graph', 'lock-matrix', 'pg-locks', 'timeline', 'wait-holders'] as const;
 export type HideablePanel = (typeof HIDEABLE_PANELS)[number];
 export type Level = (typeof LEVELS)[number];
 

@@ -32,6 +32,8 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
       `at step ${cursor} of ${total} the lesson should hide the graph, pg_locks and the matrix; hidden: [${hidden}]\n${seen.join('\n')}`,
     );
     assert((await ctx.page.locator('[data-testid="wfg-node"]').count()) === 0, 'a wait-for graph node is drawn while the graph is hidden');
+    for (const w of await ctx.page.locator('[data-testid="wait-text"]').allTextContents())
+      assert(!/session [ABC]|сесси/.test(w), `a pane names whom it waits for while the lesson hides it: "${norm(w)}"`);
     victim = (await ctx.panes()).find((p) => /SQLSTATE:\s+40P01/.test(p.output))?.session ?? null;
   }
   assert(
@@ -64,7 +66,6 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
     lang === 'ru' ? /Граф ожиданий: скрыт/.test(note) : /Wait-for graph: hidden/.test(note),
     `hidden-graph note in ${lang}: "${note}"`,
   );
-  await ctx.byTestId('server-log').scrollIntoViewIfNeeded();
   await ctx.shot('deadlock');
   // To the end: the hidden panels come back.
   for (let [cursor, end] = await ctx.position(); cursor < end; [cursor, end] = await ctx.position()) await ctx.next();
