@@ -400,7 +400,7 @@ export const ru: Messages = {
   },
   // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
   hiddenPanel: {
-    note: (panel: string) => `${panel}: скрыт до последнего шага урока. Восстановите картину по журналу сервера.`,
+    note: (panel: string) => `Скрыто до последнего шага урока: ${panel}. Восстановите картину по журналу сервера.`,
     names: { 'wait-graph': 'Граф ожиданий', 'lock-matrix': 'Матрица блокировок', 'pg-locks': 'pg_locks', timeline: 'Временная шкала' } as Record<string, string>,
   },
   dev: {

@@ -63,7 +63,7 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
   for (const [re, what] of lines) assert(re.test(log), `server log lacks ${what} (${re}):\n${log.slice(0, 1500)}`);
   const note = norm((await ctx.page.locator('[data-testid="hidden-panel"][data-panel="wait-graph"]').textContent()) ?? '');
   assert(
-    lang === 'ru' ? /Граф ожиданий: скрыт/.test(note) : /Wait-for graph: hidden/.test(note),
+    lang === 'ru' ? /Скрыто до последнего шага урока: Граф ожиданий/.test(note) : /Wait-for graph: hidden/.test(note),
     `hidden-graph note in ${lang}: "${note}"`,
   );
   await ctx.shot('deadlock');
