@@ -20,6 +20,7 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
   ctx.predictPolicy = rightAnswers(ID, lang);
   const [, total] = await ctx.position();
   let victim: string | null = null;
+  let deadlockAt = -1;
   const seen: string[] = [];
   for (let i = 0; i < total && victim === null; i++) {
     const cursor = await ctx.next();
@@ -35,6 +36,7 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
     for (const w of await ctx.page.locator('[data-testid="wait-text"]').allTextContents())
       assert(!/session [ABC]|сеанс|сесси/.test(w), `a pane names whom it waits for while the lesson hides it: "${norm(w)}"`);
     victim = (await ctx.panes()).find((p) => /SQLSTATE:\s+40P01/.test(p.output))?.session ?? null;
+    if (victim) deadlockAt = cursor;
   }
   assert(
     victim === 'C',
@@ -75,6 +77,9 @@ async function playToDeadlock(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void
   );
   assert((await ctx.page.locator('[data-testid="wfg-node"]').count()) > 0, 'no wait-for graph nodes at the end of the lesson');
   assert(ctx.predicts.length === predicts(ID).length, `answered ${ctx.predicts.length} of ${predicts(ID).length} checkpoints`);
+  // Stepping back to the deadlock keeps the panels shown: the graph has the cycle's edges again.
+  for (let [cursor] = await ctx.position(); cursor > deadlockAt; [cursor] = await ctx.position()) await ctx.prev();
+  assert((await ctx.page.locator('[data-testid="hidden-panel"]').count()) === 0, 'the panels were hidden again after stepping back');
   await ctx.shot('end');
   ctx.assertNoConsoleErrors();
 }
