@@ -23,6 +23,7 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
+import { holdersAndWaiters, holdersDetail, lockFailureMessage, lockWaitMessage, logEntry, messageEntry, type LockWaitEvent } from './serverLog';
 import { restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
@@ -107,6 +108,10 @@ interface Wait {
   /** The session whose xid we wait for, and whether it had changed the tuple. */
   holder?: string;
   context?: string;
+  /** parser_errposition of a table lock taken in parse analysis: "at character N" on the wait's log lines and errors. */
+  position?: number;
+  /** The deadlock check ran during this wait (ProcSleep's deadlock_state != DS_NOT_YET_CHECKED): a grant is logged. */
+  checked?: boolean;
 }
 
 interface RunningStep {
@@ -188,6 +193,8 @@ export class Engine {
   private nextXid = FIRST_XID;
   private events: EngineEvent[] = [];
   private serverLog: string[] = [];
+  /** Errors already written to the server log when they were raised (deadlocks, timeouts). */
+  private loggedErrors = new WeakSet<PgMessage>();
   private lastDeadlock: EngineSnapshot['deadlock'] = null;
   private catalog: CatalogTable[] = [];
   private resumeQueue: string[] = [];
@@ -437,6 +444,7 @@ export class Engine {
   private finishStep(s: Sess): void {
     const step = s.step!;
     step.done = true;
+    this.logStepMessages(s);
     s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
     s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: this.clock });
     s.stateChangeMs = this.clock;
@@ -1586,7 +1594,8 @@ export class Engine {
             this.abortTxnState(s, true);
             return 'error';
           }
-          return this.handleAcquire(s, r, item.tag, item.mode);
+          const position = item.kind === 'rel' ? cls?.relationPositions?.[item.tag.relation] : undefined;
+          return this.handleAcquire(s, r, item.tag, item.mode, position ? { position } : {});
         }
         case 'row': {
           if (this.rows.covers(item.tuple, s.name, item.mode)) continue;
@@ -1599,6 +1608,7 @@ export class Engine {
             continue;
           }
           if (cls?.waitPolicy === 'nowait') {
+            this.logRowNowait(s, item.tuple, item.mode, conflicting[0].xid);
             step.error = PG.rowNowait(item.tuple.relation);
             this.abortTxnState(s, true);
             return 'error';
@@ -1686,7 +1696,7 @@ export class Engine {
     const step = s.step!;
     if (r.status === 'deadlock') {
       // ProcSleep's early deadlock check: the request would deadlock at once.
-      this.deadlockVictim(s, r.report, extra.context);
+      this.deadlockVictim(s, r.report, extra.context, extra.position);
       return 'error';
     }
     step.wait = { tag, mode, sinceMs: this.clock, ...extra };
@@ -1697,23 +1707,18 @@ export class Engine {
     return 'wait';
   }
 
-  private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string): void {
+  private deadlockVictim(s: Sess, report: Parameters<typeof deadlockDetail>[0], context?: string, position?: number): void {
     const step = s.step!;
     const shown = { edges: report.edges.map((e) => ({ ...e, tag: this.presentTag(e.tag) })) };
     const detail = deadlockDetail(shown, (p) => this.sess(p).pid, DATABASE_OID);
-    step.error = PG.deadlock(detail, context);
+    step.error = { ...PG.deadlock(detail, context), ...(position ? { position } : {}) };
     const cycle = report.edges.map((e) => e.waiter as string);
     this.lastDeadlock = { cycle, victim: s.name, atMs: this.clock };
     this.event({ type: 'deadlock', atMs: this.clock, victim: s.name, cycle });
-    const ts = fmtTime(this.clock);
+    // DeadLockReport's errdetail_log adds each process's query to the DETAIL the client gets.
     const queries = cycle.map((n) => `Process ${this.sess(n).pid}: ${this.sess(n).query}`);
-    this.serverLog.push(
-      `${ts} [${s.pid}] ERROR:  deadlock detected`,
-      `${ts} [${s.pid}] DETAIL:  ${[...detail.split('\n'), ...queries].join('\n\t')}`,
-      `${ts} [${s.pid}] HINT:  See server log for query details.`,
-      ...(context ? [`${ts} [${s.pid}] CONTEXT:  ${context}`] : []),
-      `${ts} [${s.pid}] STATEMENT:  ${s.query}`,
-    );
+    this.loggedErrors.add(step.error);
+    this.serverLog.push(...messageEntry(this.clock, s.pid, { ...step.error, detail: [detail, ...queries].join('\n') }, s.query));
     step.wait = undefined;
     this.failWaitingStep(s);
   }
@@ -1873,6 +1878,7 @@ export class Engine {
     this.cancelTimers(s, ['deadlock_timeout', 'lock_timeout']);
     const txn = s.txn!;
     this.event({ type: 'grant', atMs: this.clock, session: s.name, description: `${w.mode} on ${this.describe(w.tag)}` });
+    if (w.checked) this.logLockWait(s, w, 'acquired');
     if (w.tag.type === 'transactionid') {
       // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
       this.lm.release(s.proc, w.tag, 'ShareLock');
@@ -1914,16 +1920,27 @@ export class Engine {
         if (!step?.wait) return;
         const r = this.lm.checkDeadlock(s.proc);
         this.event({ type: 'deadlock-check', atMs: this.clock, session: name, result: r.kind, cycle: r.kind === 'hard' ? r.report.edges.map((e) => e.waiter as string) : [] });
+        const w = step.wait;
+        w.checked = true;
         if (r.kind === 'hard') {
-          this.deadlockVictim(s, r.report, step.wait.context);
+          // CheckDeadLock takes the victim off the queue (waking those behind it) before ProcSleep logs.
+          this.queueResumes(this.lm.cancelWait(s.proc));
+          this.logLockWait(s, w, 'detected-deadlock');
+          this.deadlockVictim(s, r.report, w.context, w.position);
           await this.endOfStep(s);
-        } else if (r.kind === 'soft') this.queueResumes(r.woken);
+          return;
+        }
+        if (r.kind === 'soft') {
+          this.logLockWait(s, w, 'avoided-deadlock');
+          this.queueResumes(r.woken);
+        }
+        if (this.lm.waitingFor(s.proc)) this.logLockWait(s, w, 'still-waiting');
         return;
       }
       case 'lock_timeout': {
         if (!step?.wait) return;
-        step.error = PG.lockTimeout(step.wait.context);
-        this.timeoutLog(s, 'canceling statement due to lock timeout', step.wait.context);
+        step.error = { ...PG.lockTimeout(step.wait.context), ...(step.wait.position ? { position: step.wait.position } : {}) };
+        this.timeoutLog(s, step.error);
         this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
         this.failWaitingStep(s);
         await this.endOfStep(s);
@@ -1932,7 +1949,7 @@ export class Engine {
       case 'statement_timeout': {
         if (!step || step.done) return;
         step.error = PG.statementTimeout(step.wait?.context);
-        this.timeoutLog(s, 'canceling statement due to statement timeout', step.wait?.context);
+        this.timeoutLog(s, step.error);
         this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
         this.failWaitingStep(s);
         await this.endOfStep(s);
@@ -1942,7 +1959,7 @@ export class Engine {
         if (!s.txn || (step && !step.done)) return;
         this.event({ type: 'timeout', atMs: this.clock, session: name, kind });
         const fatal = PG.idleInTransactionTimeout();
-        this.serverLog.push(`${fmtTime(this.clock)} [${s.pid}] FATAL:  ${fatal.message}`);
+        this.serverLog.push(...logEntry(this.clock, s.pid, 'FATAL', fatal.message));
         s.terminated = fatal;
         s.terminatedAtMs = this.clock;
         await this.endTxn(s, false);
@@ -1951,9 +1968,63 @@ export class Engine {
     }
   }
 
-  private timeoutLog(s: Sess, message: string, context?: string): void {
-    const ts = fmtTime(this.clock);
-    this.serverLog.push(`${ts} [${s.pid}] ERROR:  ${message}`, ...(context ? [`${ts} [${s.pid}] CONTEXT:  ${context}`] : []), `${ts} [${s.pid}] STATEMENT:  ${s.query}`);
+  private timeoutLog(s: Sess, error: PgMessage): void {
+    this.loggedErrors.add(error);
+    this.serverLog.push(...messageEntry(this.clock, s.pid, error, s.query));
+  }
+
+  private gucOn(s: Sess, name: string): boolean {
+    return s.gucs[name] === 'on';
+  }
+
+  /** ProcSleep's log_lock_waits entries, for a wait the deadlock check has looked at. */
+  private logLockWait(s: Sess, w: Wait, event: LockWaitEvent): void {
+    if (!this.gucOn(s, 'log_lock_waits')) return;
+    const tag = this.presentTag(w.tag);
+    const text = lockWaitMessage(event, s.pid, w.mode, describeLockTag(tag, DATABASE_OID), this.clock - w.sinceMs);
+    const message = w.position ? `${text} at character ${w.position}` : text;
+    const { holders, waiters } = holdersAndWaiters(this.lm.raw, w.tag);
+    const pids = (ps: ProcId[]) => ps.map((p) => this.sess(p).pid);
+    const detail = event === 'acquired' ? undefined : holdersDetail(pids(holders), pids(waiters), '.');
+    this.serverLog.push(...logEntry(this.clock, s.pid, 'LOG', message, { detail, context: w.context, statement: s.query }));
+  }
+
+  /** log_lock_failures: a NOWAIT row lock found `tag` taken (LockAcquireExtended with dontWait). */
+  private logLockFailure(s: Sess, tag: LockTag, mode: LockMode): void {
+    if (!this.gucOn(s, 'log_lock_failures')) return;
+    const { holders, waiters } = holdersAndWaiters(this.lm.raw, tag);
+    const pids = (ps: ProcId[]) => ps.map((p) => this.sess(p).pid);
+    const message = lockFailureMessage(s.pid, mode, describeLockTag(this.presentTag(tag), DATABASE_OID));
+    this.serverLog.push(...logEntry(this.clock, s.pid, 'LOG', message, { detail: holdersDetail(pids(holders), pids(waiters), ','), statement: s.query }));
+  }
+
+  /**
+   * heap_lock_tuple under NOWAIT: the tuple lock is tried first (unless the transaction already
+   * locks the row), then the locker's xid; the first one not available is the one logged.
+   */
+  private logRowNowait(s: Sess, t: TupleId, mode: RowLockMode, xid: number): void {
+    const ttag: LockTag = { type: 'tuple', relation: t.relation, oid: t.oid, block: t.block, offset: t.offset };
+    const tmode = tupleLockMode(mode);
+    // Tried on a copy of the lock table: the engine itself does not take the tuple lock here.
+    const tupleTaken = this.rows.heldMode(t, s.name) === undefined && this.lm.clone().acquire(s.proc, ttag, tmode, { dontWait: true }).status !== 'granted';
+    if (tupleTaken) {
+      this.logLockFailure(s, ttag, tmode);
+      return;
+    }
+    this.logLockFailure(s, { type: 'transactionid', xid: xid as Xid }, 'ShareLock');
+  }
+
+  /** A finished step's warnings and error reach the server log (log_min_messages = warning), unless logged when raised. */
+  private logStepMessages(s: Sess): void {
+    const step = s.step!;
+    for (const n of step.notices) if (n.severity === 'WARNING' && !this.loggedErrors.has(n)) {
+      this.loggedErrors.add(n);
+      this.serverLog.push(...messageEntry(this.clock, s.pid, n, s.query));
+    }
+    if (step.error && !this.loggedErrors.has(step.error)) {
+      this.loggedErrors.add(step.error);
+      this.serverLog.push(...messageEntry(this.clock, s.pid, step.error, s.query));
+    }
   }
 
   private cancelTimers(s: Sess, kinds: TimerKind[]): void {
@@ -2062,6 +2133,11 @@ export class Engine {
   }
 
   private views: Record<string, TableSnapshot[]> = {};
+
+  /** The server log lines written so far (PostgreSQL's format, virtual-clock timestamps). */
+  serverLogLines(): string[] {
+    return [...this.serverLog];
+  }
 
   /** The immutable, JSON-serializable view of everything. */
   snapshot(): EngineSnapshot {
@@ -2298,10 +2374,3 @@ function sameTag(a: LockTag, b: LockTag): boolean {
 }
 
 
-function fmtTime(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const hh = String(Math.floor(s / 3600)).padStart(2, '0');
-  const mm = String(Math.floor((s % 3600) / 60)).padStart(2, '0');
-  const ss = String(s % 60).padStart(2, '0');
-  return `${hh}:${mm}:${ss}.${String(ms % 1000).padStart(3, '0')}`;
-}

@@ -77,6 +77,11 @@ export class SimDriver implements SessionDriver {
     return normalizeDetailText(detail, this.engine?.pidNames() ?? new Map(), this.relNames);
   }
 
+  /** The engine's server log for the current permutation (a fresh engine per begin()). */
+  serverLog(): string[] {
+    return this.engine?.serverLogLines() ?? [];
+  }
+
   /** Runs teardowns; never throws on SQL errors. */
   async end(spec: Spec): Promise<SetupOutput[]> {
     const outputs: SetupOutput[] = [];

@@ -34,6 +34,12 @@ export type Classified =
       lockNowait: boolean;
       /** Relation names in the order the parser meets them (parse-analysis lock order). */
       relations: string[];
+      /**
+       * 1-based character position, in the whole query string, of the first reference to each
+       * relation of a SELECT/INSERT/UPDATE/DELETE/MERGE: parse analysis opens (and locks) those
+       * tables under parser_errposition, so a wait or an error there reports "at character N".
+       */
+      relationPositions?: Record<string, number>;
       /** Statement type for CONTEXT lines ("while updating tuple …"). */
       verb: 'select' | 'update' | 'delete' | 'insert' | 'merge' | 'lock' | 'other';
       mentionsAdvisory: boolean;
@@ -107,7 +113,7 @@ const UNSUPPORTED: Record<string, string> = {
   CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
 };
 
-function classify(stmt: Node, sql: string): Classified {
+function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => number = (b) => b + 1): Classified {
   const [type, body] = Object.entries(stmt)[0] as [string, Node];
   switch (type) {
     case 'TransactionStmt': {
@@ -164,6 +170,7 @@ function classify(stmt: Node, sql: string): Classified {
 
   let waitPolicy: 'block' | 'nowait' | 'skip' = 'block';
   const relations: string[] = [];
+  const positions: Record<string, number> = {};
   let sleep: number | undefined;
   let sleepElsewhere = false;
   walk(stmt, (k, v) => {
@@ -172,6 +179,7 @@ function classify(stmt: Node, sql: string): Classified {
       else if (v.waitPolicy === 'LockWaitError' && waitPolicy === 'block') waitPolicy = 'nowait';
     } else if (k === 'RangeVar' || k === 'relation') {
       if (typeof v.relname === 'string' && !relations.includes(v.relname)) relations.push(v.relname);
+      if (typeof v.relname === 'string' && typeof v.location === 'number' && !(v.relname in positions)) positions[v.relname] = charAt(v.location);
     } else if (k === 'FuncCall') {
       const fn = (v.funcname as Node[] | undefined)?.map((p) => (p.String as Node | undefined)?.sval).at(-1);
       if (fn === 'pg_sleep' || fn === 'pg_sleep_for' || fn === 'pg_sleep_until') {
@@ -212,6 +220,7 @@ function classify(stmt: Node, sql: string): Classified {
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,
     relations,
+    ...(verb !== 'lock' && verb !== 'other' && Object.keys(positions).length ? { relationPositions: positions } : {}),
     verb,
     mentionsAdvisory: lower.includes('advisory'),
     mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid/.test(lower),
@@ -255,10 +264,12 @@ function parseUncached(text: string): ParsedStatement[] {
   // stmt_location/stmt_len count bytes of UTF-8, not UTF-16 code units.
   const bytes = new TextEncoder().encode(text);
   const dec = new TextDecoder();
+  // PostgreSQL's error positions count characters (code points), 1-based, in the whole string.
+  const charAt = (b: number) => [...dec.decode(bytes.slice(0, b))].length + 1;
   return (tree.stmts ?? []).map((s) => {
     const start = s.stmt_location ?? 0;
     const end = s.stmt_len ? start + s.stmt_len : bytes.length;
     const sql = dec.decode(bytes.slice(start, end)).trim().replace(/;\s*$/, '');
-    return { sql, cls: classify(s.stmt, sql) };
+    return { sql, cls: classify(s.stmt, sql, charAt) };
   });
 }

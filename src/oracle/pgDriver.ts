@@ -307,6 +307,11 @@ export class PgDriver implements SessionDriver {
     for (const row of res.rows) this.relNames.set(row.oid, row.relname);
   }
 
+  /** Backend pids of the current permutation's sessions → session names. */
+  sessionPids(): Map<number, string> {
+    return new Map(this.pidNames);
+  }
+
   /** Process ids → session names, relation OIDs → names, transaction ids → "?". */
   normalizeDetail(detail: string): string {
     return normalizeDetailText(detail, this.pidNames, this.relNames);

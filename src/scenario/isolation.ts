@@ -43,6 +43,8 @@ export interface PermutationRun {
   teardown: SetupOutput[];
   /** Notices seen after the last printed step line (printed before teardown output). */
   trailingNotices?: SessionNotice[];
+  /** The server log lines of the permutation, from drivers that can read them. */
+  serverLog?: string[];
 }
 
 export interface RunOptions {
@@ -234,6 +236,8 @@ export async function runPermutation(spec: Spec, perm: Permutation, driver: Sess
     if (pendingNotices.length > 0) run.trailingNotices = pendingNotices;
     const teardown = await driver.end(spec);
     if (teardown) run.teardown = teardown;
+    const log = driver.serverLog?.();
+    if (log) run.serverLog = log;
   }
   return run;
 }
@@ -294,7 +298,11 @@ export async function runSpec(spec: Spec, driver: SessionDriver, opts: RunOption
 
 /** The JSON trace of runs: one TraceEvent per printed step line. */
 export function toTraces(runs: PermutationRun[]): PermutationTrace[] {
-  return runs.map((run) => ({ permutation: run.permutation, events: run.records.map((r) => ({ ...r.event })) }));
+  return runs.map((run) => ({
+    permutation: run.permutation,
+    events: run.records.map((r) => ({ ...r.event })),
+    ...(run.serverLog ? { serverLog: run.serverLog } : {}),
+  }));
 }
 
 /** isolationtester's stdout for the runs (as in src/test/isolation/expected/*.out). */

@@ -14,6 +14,9 @@ export interface Localized {
 
 export const LANGUAGES = ['en', 'ru'] as const;
 export const LEVELS = ['beginner', 'intermediate', 'senior'] as const;
+/** Player panels a lesson may keep hidden until its last item has run (`hideUntilEnd`). */
+export const HIDEABLE_PANELS = ['wait-graph', 'lock-matrix', 'pg-locks', 'timeline', 'wait-holders'] as const;
+export type HideablePanel = (typeof HIDEABLE_PANELS)[number];
 export type Level = (typeof LEVELS)[number];
 /** Older level names still read, each as the level it became (`advanced` is `senior`). */
 const LEVEL_ALIASES: Readonly<Record<string, Level>> = { advanced: 'senior' };
@@ -100,6 +103,8 @@ export interface Lesson {
   steps: LessonItem[];
   /** Code snippets referenced by steps; omitted when the lesson has none. */
   code?: CodeSnippet[];
+  /** Panels the player hides until the last item has run (an exercise that must be solved without them). */
+  hideUntilEnd?: HideablePanel[];
 }
 
 /** One validation problem: where (a path like `steps[3].session`, plus the YAML line) and what. */
@@ -246,6 +251,21 @@ export function load(yamlText: string): { value: unknown; c: Checker } {
   return { value: doc.toJS(), c: new Checker(lineOf) };
 }
 
+/** `hideUntilEnd`: a non-empty list of distinct panel ids from HIDEABLE_PANELS. */
+function parseHidden(c: Checker, value: unknown): HideablePanel[] | undefined {
+  if (value === undefined) return undefined;
+  const list = c.list(value, ['hideUntilEnd']);
+  if (!list) return undefined;
+  if (list.length === 0) c.fail(['hideUntilEnd'], 'list at least one panel, or leave "hideUntilEnd" out');
+  const out: HideablePanel[] = [];
+  list.forEach((v, i) => {
+    if (!(HIDEABLE_PANELS as readonly unknown[]).includes(v)) c.fail(['hideUntilEnd', i], `expected one of ${HIDEABLE_PANELS.join(', ')}`);
+    else if (out.includes(v as HideablePanel)) c.fail(['hideUntilEnd', i], `"${String(v)}" is listed twice`);
+    else out.push(v as HideablePanel);
+  });
+  return out;
+}
+
 /** Parses and validates a lesson; throws LessonError listing every problem found. */
 export function parseLesson(yamlText: string): Lesson {
   const { value, c } = load(yamlText);
@@ -253,7 +273,7 @@ export function parseLesson(yamlText: string): Lesson {
     value,
     [],
     ['id', 'title', 'summary', 'topics', 'level', 'minutes', 'setup', 'sessions', 'steps'],
-    ['teardown', 'code', 'conclusion'],
+    ['teardown', 'code', 'conclusion', 'hideUntilEnd'],
   );
   if (!root) throw new LessonError(c.issues);
 
@@ -303,6 +323,7 @@ export function parseLesson(yamlText: string): Lesson {
   const sessions = parseSessions(c, root.sessions);
   const code = parseCode(c, root.code);
   const steps = parseSteps(c, root.steps, sessions, code);
+  const hideUntilEnd = parseHidden(c, root.hideUntilEnd);
 
   if (c.issues.length > 0) throw new LessonError(c.issues);
   return {
@@ -318,6 +339,7 @@ export function parseLesson(yamlText: string): Lesson {
     sessions,
     steps,
     ...(code ? { code } : {}),
+    ...(hideUntilEnd ? { hideUntilEnd } : {}),
   };
 }
 

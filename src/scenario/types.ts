@@ -70,6 +70,8 @@ export interface TraceEvent {
 export interface PermutationTrace {
   permutation: string;
   events: TraceEvent[];
+  /** The server log lines the permutation wrote, when the driver can read them (the simulator does). */
+  serverLog?: string[];
 }
 
 /** A PostgreSQL error or notice as the wire protocol reports it (ErrorResponse / NoticeResponse). */
@@ -121,6 +123,8 @@ export interface SessionDriver {
   poll(session: string, wait: boolean): Promise<PollResult>;
   /** Maps process ids, relation OIDs and xids in a DETAIL text to stable names (see TraceEvent.detail). */
   normalizeDetail(detail: string): string;
+  /** The server log lines written since begin() (one element per field, as in the log file); optional. */
+  serverLog?(): string[];
   /** Runs each session's teardown, then the spec's teardown, and closes sessions. Never throws on SQL errors. */
   end(spec: Spec): Promise<void | SetupOutput[]>;
 }

@@ -3,6 +3,7 @@
  * The UI never computes engine state itself: it renders what a PlayerBackend returns.
  */
 import type { EngineSnapshot } from '../engine/types';
+import type { HideablePanel } from '../scenario/lesson';
 
 /** One item of a lesson/spec script as the player shows it. */
 export interface ScriptItem {
@@ -54,6 +55,8 @@ export interface LessonMeta {
   /** What the lesson showed, shown once its last step has run. */
   conclusion?: LocalizedText;
   code?: CodeSnippet[];
+  /** Panels kept hidden until the script's last item has run (lesson option hideUntilEnd). */
+  hideUntilEnd?: HideablePanel[];
 }
 
 /** Everything the player renders after one backend call. */

@@ -200,7 +200,7 @@ export class PgliteExecutor {
       `PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')};
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
-         WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation')`,
+         WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'log_lock_waits', 'log_lock_failures')`,
     );
     this.defaultGucs = await this.must('EXECUTE lockstep_gucs');
   }

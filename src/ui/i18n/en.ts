@@ -529,6 +529,11 @@ export const en = {
     checkFailed: (msg: string) => `The check failed: ${msg}`,
     noEngine: 'The engine is not available here.',
   },
+  // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
+  hiddenPanel: {
+    note: (panel: string) => `${panel}: hidden until the lesson's last step. Work it out from the server log.`,
+    names: { 'wait-graph': 'Wait-for graph', 'lock-matrix': 'Lock matrix', 'pg-locks': 'pg_locks', timeline: 'Timeline' } as Record<string, string>,
+  },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',
   },

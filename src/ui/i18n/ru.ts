@@ -535,6 +535,11 @@ export const ru: Messages = {
     checkFailed: (msg: string) => `Проверка не удалась: ${msg}`,
     noEngine: 'Движок здесь недоступен.',
   },
+  // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
+  hiddenPanel: {
+    note: (panel: string) => `Скрыто до последнего шага урока: ${panel}. Восстановите картину по журналу сервера.`,
+    names: { 'wait-graph': 'Граф ожиданий', 'lock-matrix': 'Матрица блокировок', 'pg-locks': 'pg_locks', timeline: 'Временная шкала' } as Record<string, string>,
+  },
   dev: {
     banner: 'ФИКСТУРЫ: вручную написанные тестовые снимки, а не вывод движка.',
   },

@@ -49,5 +49,6 @@ export function lessonMeta(lesson: Lesson): LessonMeta {
     summary: { ...lesson.summary },
     ...(lesson.conclusion ? { conclusion: { ...lesson.conclusion } } : {}),
     ...(lesson.code ? { code: lesson.code.map((c) => ({ ...c, title: { ...c.title } })) } : {}),
+    ...(lesson.hideUntilEnd ? { hideUntilEnd: [...lesson.hideUntilEnd] } : {}),
   };
 }

@@ -1,0 +1,135 @@
+/**
+ * Reading real PostgreSQL's server log next to the simulator's: a SessionDriver that plays on a
+ * real server whose log it captures, and one normalization both logs go through (the line
+ * prefix, pids, xids, relation OIDs and measured wait times differ between any two runs).
+ */
+import pg from 'pg';
+import { PgDriver } from '../../src/oracle/pgDriver';
+import { startPostgres, type PgServer } from '../../src/oracle/server';
+import type { PollResult, SessionDriver, SetupOutput, Spec } from '../../src/scenario/types';
+
+/** Fields of one log entry, as the simulator stores them: a line plus its tab-indented continuations. */
+export function groupLogLines(raw: string): string[] {
+  const out: string[] = [];
+  for (const line of raw.split('\n')) {
+    if (line.startsWith('\t') && out.length) out[out.length - 1] += `\n${line}`;
+    else if (line.trim()) out.push(line);
+  }
+  return out;
+}
+
+const PREFIX = /^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+|\d\d:\d\d:\d\d\.\d{3}) \[(\d+)\] /;
+
+/** The pid of a log field's prefix, or undefined for a line without one. */
+export function logPid(field: string): number | undefined {
+  const m = PREFIX.exec(field);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Rewrites fields for comparison: prefix → "[session] ", every pid → its session name, xids →
+ * "?", relation OIDs → names, "after N.NNN ms" → "after ? ms" (the times are returned apart).
+ */
+export function normalizeLog(
+  fields: string[],
+  pidNames: ReadonlyMap<number, string>,
+  relNames: ReadonlyMap<string, string>,
+): { fields: string[]; waitsMs: number[] } {
+  const waitsMs: number[] = [];
+  const name = (pid: string) => pidNames.get(Number(pid)) ?? `pid?${pid}`;
+  const list = (pids: string) => (pids.trim() ? pids.split(', ').map(name).join(', ') : '');
+  const out = fields.map((f) =>
+    f
+      .replace(PREFIX, (_m, pid: string) => `[${name(pid)}] `)
+      .replace(/\b([Pp]rocess(?:es)?) (\d+)/g, (_m, w: string, pid: string) => `${w} ${name(pid)}`)
+      .replace(
+        /holding the lock: ([\d, ]*)([.,]) Wait queue: ([\d, ]*)\./g,
+        (_m, h: string, sep: string, w: string) => `holding the lock: ${list(h)}${sep} Wait queue: ${list(w)}.`,
+      )
+      .replace(/\bby process (\d+)/g, (_m, pid: string) => `by process ${name(pid)}`)
+      .replace(/ after (\d+\.\d{3}) ms/g, (_m, ms: string) => {
+        waitsMs.push(Number(ms));
+        return ' after ? ms';
+      })
+      .replace(/\brelation (\d+)/g, (m, oid: string) => (relNames.has(oid) ? `relation ${relNames.get(oid)}` : m))
+      .replace(/\btransaction \d+/g, 'transaction ?'),
+  );
+  return { fields: out, waitsMs };
+}
+
+/** A real server started with logging to a buffer, and a driver on it that keeps each permutation's session log fields. */
+export class LoggingPgDriver implements SessionDriver {
+  private raw = '';
+  private mark = 0;
+  private inner!: PgDriver;
+  private server!: PgServer;
+  private url = '';
+  /** The last permutation's log fields (its sessions only), normalized. */
+  last: { fields: string[]; waitsMs: number[] } = { fields: [], waitsMs: [] };
+
+  /** Starts the server (deadlock_timeout and the rest stay at their defaults). */
+  async start(): Promise<void> {
+    this.server = await startPostgres({ onLog: (chunk) => (this.raw += chunk.endsWith('\n') ? chunk : `${chunk}\n`) });
+    this.url = this.server.url;
+    this.inner = new PgDriver(this.url);
+  }
+
+  /** Resets and sets up as PgDriver does; log fields from here on belong to this permutation. */
+  async begin(spec: Spec): Promise<void | SetupOutput[]> {
+    const r = await this.inner.begin(spec);
+    await settle();
+    this.mark = this.raw.length;
+    return r;
+  }
+
+  send(session: string, sql: string): Promise<void> {
+    return this.inner.send(session, sql);
+  }
+
+  poll(session: string, wait: boolean): Promise<PollResult> {
+    return this.inner.poll(session, wait);
+  }
+
+  normalizeDetail(detail: string): string {
+    return this.inner.normalizeDetail(detail);
+  }
+
+  /** Reads the permutation's log (resolving relation OIDs before teardown drops them), then tears down. */
+  async end(spec: Spec): Promise<void | SetupOutput[]> {
+    await settle();
+    const pids = this.inner.sessionPids();
+    const fields = groupLogLines(this.raw.slice(this.mark)).filter((f) => pids.has(logPid(f) ?? -1));
+    const relNames = await this.relationNames(fields);
+    this.last = normalizeLog(fields, pids, relNames);
+    return this.inner.end(spec);
+  }
+
+  private async relationNames(fields: string[]): Promise<Map<string, string>> {
+    const oids = [...new Set(fields.flatMap((f) => [...f.matchAll(/\brelation (\d+)/g)].map((m) => m[1])))];
+    const names = new Map<string, string>();
+    if (!oids.length) return names;
+    const c = new pg.Client(this.url);
+    await c.connect();
+    try {
+      const r = await c.query<{ oid: string; relname: string }>(
+        'SELECT oid::text AS oid, relname FROM pg_catalog.pg_class WHERE oid = ANY($1::oid[])',
+        [oids],
+      );
+      for (const row of r.rows) names.set(row.oid, row.relname);
+    } finally {
+      await c.end();
+    }
+    return names;
+  }
+
+  /** Closes the connections and stops the server. */
+  async close(): Promise<void> {
+    await this.inner?.close();
+    await this.server?.stop();
+  }
+}
+
+/** The postmaster's stderr reaches us asynchronously: give the last lines time to arrive. */
+function settle(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 300));
+}
