@@ -1,0 +1,12 @@
+import { launchChromium, previewDist } from '../tests/e2e/browser';
+const { server, baseUrl } = await previewDist();
+const browser = await launchChromium();
+const ctx = await browser.newContext();
+const page = await ctx.newPage();
+page.on('console', (m) => console.log('page console', m.type(), m.text()));
+page.on('worker', (w) => { console.log('worker', w.url()); w.on('console', (m) => console.log('worker console', m.type(), m.text())); });
+page.on('pageerror', (e) => console.log('pageerror', e.message));
+await page.goto(baseUrl + '#/lessons/classic-deadlock/step/2');
+await page.waitForTimeout(12000);
+console.log(await page.getByTestId('step-position').textContent());
+await browser.close(); await server.close();
