@@ -392,6 +392,17 @@ export const en = {
     transcriptFailed: (msg: string) => `Could not make the transcript: ${msg}`,
     openInLab: 'Open in the lab',
   },
+  // Page layout area (stage): the presenter stage and the time units.
+  stage: {
+    whyTitle: 'Why it waits',
+    heldBy: (s: string) => `held by ${s}`,
+    requestedBy: (s: string) => `requested by ${s}`,
+    hideAnswer: 'Hide the answer',
+    hideAnswerHint: 'Ask every predict question again and keep the answer covered until you reveal it.',
+    reveal: 'Reveal the answer',
+    matrices: 'Lock matrices',
+    closeMatrices: 'Back to the graph',
+  },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',
   },

@@ -110,4 +110,213 @@ const csp: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [csp];
+// ---------------------------------------------------------------------------------------------
+// The classroom stage (presenter mode)
+
+/** Why an element is not fully readable on screen: outside the viewport or cut by a scrolling/clipping ancestor; null when it is. */
+async function unreadable(loc: Locator, what: string): Promise<string | null> {
+  if ((await loc.count()) === 0) return `${what}: not on the page`;
+  return loc.first().evaluate((el, what) => {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return `${what}: has no size`;
+    const eps = 1;
+    let clip = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+        const ar = a.getBoundingClientRect();
+        clip = {
+          left: Math.max(clip.left, ar.left),
+          top: Math.max(clip.top, ar.top),
+          right: Math.min(clip.right, ar.right),
+          bottom: Math.min(clip.bottom, ar.bottom),
+        };
+      }
+    }
+    if (r.left < clip.left - eps || r.top < clip.top - eps || r.right > clip.right + eps || r.bottom > clip.bottom + eps)
+      return `${what}: box ${Math.round(r.left)},${Math.round(r.top)}–${Math.round(r.right)},${Math.round(r.bottom)} is cut at ${Math.round(clip.left)},${Math.round(clip.top)}–${Math.round(clip.right)},${Math.round(clip.bottom)}`;
+    return null;
+  }, what);
+}
+
+/** Every text on the stage smaller than `min` px (tag, size, text), and the narration's size. */
+async function stageFonts(page: Page): Promise<{ small: string[]; narration: number; state: number }> {
+  return page.evaluate(() => {
+    const small: string[] = [];
+    const root = document.querySelector('.app') ?? document.body;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = (n.textContent ?? '').trim();
+      const el = n.parentElement;
+      if (!text || !el || el.closest('.sr-only, [aria-hidden="true"] svg defs')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || r.bottom < 0 || r.top > window.innerHeight) continue;
+      const cs = getComputedStyle(el);
+      if (cs.visibility === 'hidden' || cs.display === 'none') continue;
+      const size = parseFloat(cs.fontSize);
+      if (size < 17.95)
+        small.push(`${el.tagName.toLowerCase()}.${[...el.classList].join('.')} ${size.toFixed(1)}px "${text.slice(0, 30)}"`);
+    }
+    const px = (sel: string) => parseFloat(getComputedStyle(document.querySelector(sel) ?? document.body).fontSize);
+    return { small, narration: px('[data-testid="narration-text"]'), state: px('[data-testid="session-state"]') };
+  });
+}
+
+/** Pairs of graph labels / nodes whose boxes overlap, and whether the title is cut. */
+async function collisions(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const box = (e: Element) => e.getBoundingClientRect();
+    const hit = (a: DOMRect, b: DOMRect) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    const labels = [...document.querySelectorAll('[data-testid="wait-for-graph"] .edge text')].map((e) => ({
+      name: `edge label "${e.textContent}"`,
+      r: box(e),
+    }));
+    const nodes = [...document.querySelectorAll('[data-testid="wait-for-graph"] [data-testid="wfg-node"]')].flatMap((n) =>
+      [...n.querySelectorAll('circle, text')].map((c) => ({
+        name: `node ${n.getAttribute('data-session')} ${c.tagName} "${c.textContent ?? ''}"`,
+        r: box(c),
+      })),
+    );
+    for (let i = 0; i < labels.length; i++) {
+      for (const n of nodes) if (hit(labels[i].r, n.r)) out.push(`${labels[i].name} overlaps ${n.name}`);
+      for (let j = i + 1; j < labels.length; j++)
+        if (hit(labels[i].r, labels[j].r)) out.push(`${labels[i].name} overlaps ${labels[j].name}`);
+    }
+    const svg = document.querySelector('[data-testid="wait-for-graph"]');
+    if (svg) {
+      const s = box(svg);
+      for (const t of [...labels, ...nodes])
+        if (t.r.left < s.left - 1 || t.r.right > s.right + 1 || t.r.top < s.top - 1 || t.r.bottom > s.bottom + 1)
+          out.push(`${t.name} sticks out of the graph`);
+    }
+    const h = document.querySelector('.player h2') as HTMLElement | null;
+    if (h && (h.scrollWidth > h.clientWidth + 1 || getComputedStyle(h).textOverflow === 'ellipsis'))
+      out.push(`the lesson title is cut: "${h.textContent}"`);
+    return out;
+  });
+}
+
+/** The presenter-stage checks at the current viewport and step; `waits` lists the sessions expected to wait. */
+async function checkStage(ctx: FlowContext, label: string, expect: { waits: string[]; errors: Record<string, string> }): Promise<void> {
+  const { page } = ctx;
+  const vp = page.viewportSize()!;
+  const problems: string[] = [];
+  const scroll = await page.evaluate(() => {
+    const d = document.documentElement;
+    const main = document.querySelector('main') as HTMLElement;
+    return { w: d.scrollWidth - d.clientWidth, h: d.scrollHeight - d.clientHeight, main: main.scrollHeight - main.clientHeight };
+  });
+  if (scroll.w > 0 || scroll.h > 0 || scroll.main > 1)
+    problems.push(`the page scrolls (x ${scroll.w}, y ${scroll.h}, main ${scroll.main} px)`);
+  const need: [Locator, string][] = [
+    [ctx.byTestId('presenter-toggle'), 'presenter-toggle'],
+    [ctx.byTestId('theme-toggle'), 'theme-toggle'],
+    [page.locator('.player h2'), 'lesson title'],
+    [ctx.byTestId('step-next'), 'next button'],
+    [ctx.byTestId('hide-answer'), 'hide-answer switch'],
+    [ctx.byTestId('narration-text'), 'narration'],
+    [ctx.byTestId('wait-for-graph'), 'wait-for graph'],
+  ];
+  for (const s of ['A', 'B']) {
+    need.push([ctx.pane(s).getByTestId('session-state'), `session ${s} state`]);
+    need.push([ctx.pane(s).getByTestId('stage-statement'), `session ${s} statement`]);
+  }
+  for (const s of expect.waits) need.push([ctx.pane(s).getByTestId('wait-text'), `session ${s} wait text`]);
+  for (const [s, code] of Object.entries(expect.errors))
+    need.push([ctx.pane(s).locator(`[data-testid="pg-message"][data-sqlstate="${code}"]`), `session ${s} error ${code}`]);
+  if (expect.waits.length)
+    need.push([
+      ctx
+        .byTestId('stage-wait-cells')
+        .locator('[data-testid="matrix-cell"][data-conflict="true"][data-requested="ShareLock"][data-held="ExclusiveLock"]'),
+      'the lit ShareLock × ExclusiveLock cell',
+    ]);
+  for (const [loc, what] of need) {
+    const why = await unreadable(loc, what);
+    if (why) problems.push(why);
+  }
+  const fonts = await stageFonts(page);
+  const body = vp.width === 1280 ? 24 : 24 * Math.min(vp.height / 720, vp.width / 1280);
+  if (fonts.narration < body - 0.5) problems.push(`narration text is ${fonts.narration}px (< ${body}px)`);
+  if (fonts.state < body - 0.5) problems.push(`session state text is ${fonts.state}px (< ${body}px)`);
+  if (fonts.small.length)
+    problems.push(`text under 18px: ${fonts.small.slice(0, 6).join('; ')}${fonts.small.length > 6 ? ` … (${fonts.small.length})` : ''}`);
+  problems.push(...(await collisions(page)));
+  await ctx.shot(label, true);
+  assert(problems.length === 0, `presenter stage at ${vp.width}×${vp.height}, ${label}:\n  ${problems.join('\n  ')}`);
+}
+
+const stagePresenter: Flow = {
+  name: 'stage-presenter',
+  title: 'presenter stage at 1280×720 and 1920×1080: narration, panes, graph, explaining cell on one screen; ≥24/18 px; no overlaps',
+  viewport: { width: 1280, height: 720 },
+  async run(ctx) {
+    ctx.predictPolicy = 'skip';
+    await ctx.openLesson('classic-deadlock', 5);
+    await ctx.byTestId('presenter-toggle').click();
+    await waitFor(() => ctx.page.evaluate(() => document.documentElement.classList.contains('presenter')), 'presenter mode did not start');
+    await ctx.page.waitForTimeout(600); // the graph's nodes glide to their new layout
+    await checkStage(ctx, '1280-cycle', { waits: ['A', 'B'], errors: {} });
+    await ctx.key('ArrowRight', 6);
+    await ctx.page.waitForTimeout(600);
+    await checkStage(ctx, '1280-victim', { waits: [], errors: { B: '40P01' } });
+    await ctx.page.setViewportSize({ width: 1920, height: 1080 });
+    await ctx.page.waitForTimeout(600);
+    await checkStage(ctx, '1920-victim', { waits: [], errors: { B: '40P01' } });
+    await ctx.key('ArrowLeft', 5);
+    await ctx.page.waitForTimeout(600);
+    await checkStage(ctx, '1920-cycle', { waits: ['A', 'B'], errors: {} });
+    // The full matrices are one toggle away.
+    await ctx.byTestId('stage-matrices-toggle').click();
+    await waitFor(
+      async () => (await ctx.byTestId('stage-matrices').locator('[data-testid="lock-matrix-table"]').count()) === 1,
+      'the matrices toggle shows no matrix',
+    );
+    await ctx.byTestId('stage-matrices-toggle').click();
+  },
+};
+
+const stageHideAnswer: Flow = {
+  name: 'stage-hide-answer',
+  title: 'presenter "hide the answer": an answered predict question is asked again, reveal runs the step; keyboard only',
+  viewport: { width: 1280, height: 720 },
+  async run(ctx) {
+    ctx.predictPolicy = 'first';
+    await ctx.openLesson('classic-deadlock');
+    await ctx.page.locator('body').press('p');
+    await waitFor(
+      () => ctx.page.evaluate(() => document.documentElement.classList.contains('presenter')),
+      'P did not start presenter mode',
+    );
+    let cursor = 0;
+    while (ctx.predicts.length === 0) cursor = await ctx.next();
+    // Answered once: stepping back and forward again runs the step without asking.
+    await ctx.key('ArrowLeft', cursor - 1);
+    await ctx.page.locator('body').press('ArrowRight');
+    await ctx.waitForCursor(cursor, 'forward again with the answer saved');
+    assert((await ctx.byTestId('predict').count()) === 0, 'the saved predict question was asked again with hide-answer off');
+    await ctx.key('ArrowLeft', cursor - 1);
+    // The switch, by keyboard (H): the class gets the question again, nothing of the answer shows.
+    await ctx.page.locator('body').press('h');
+    await waitFor(async () => (await ctx.byTestId('hide-answer').getAttribute('aria-checked')) === 'true', 'H did not turn on hide-answer');
+    await ctx.page.locator('body').press('ArrowRight');
+    await waitFor(
+      async () => (await ctx.byTestId('predict').count()) === 1,
+      'with hide-answer on, the predict question is not asked again',
+    );
+    const [held] = await ctx.position();
+    assert(held === cursor - 1, `the step ran before the class could vote (at ${held}, expected ${cursor - 1})`);
+    assert((await ctx.byTestId('predict-result').count()) === 0, 'the answer is shown while the class votes');
+    await ctx.shot('vote', true);
+    const reveal = ctx.byTestId('predict-reveal');
+    assert((await reveal.count()) === 1, 'no "reveal the answer" button while hide-answer is on');
+    await reveal.focus();
+    await ctx.page.keyboard.press('Enter');
+    await ctx.waitForCursor(cursor, 'reveal runs the step');
+    await waitFor(async () => (await ctx.byTestId('predict-result').count()) === 1, 'reveal shows no answer');
+    await ctx.shot('revealed', true);
+  },
+};
+
+export const FLOWS: Flow[] = [csp, stagePresenter, stageHideAnswer];
