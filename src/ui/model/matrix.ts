@@ -99,7 +99,8 @@ export function heldRowModes(snap: EngineSnapshot): Map<string, Set<RowLockStren
   const out = new Map<string, Set<RowLockStrength>>(snap.sessions.map((s) => [s.name, new Set()]));
   for (const t of snap.tables)
     for (const r of t.rows)
-      for (const l of r.lockers) (out.get(l.session) ?? out.set(l.session, new Set()).get(l.session)!).add(rowStrength(l.mode as RowLockMode));
+      for (const l of r.lockers)
+        (out.get(l.session) ?? out.set(l.session, new Set()).get(l.session)!).add(rowStrength(l.mode as RowLockMode));
   return out;
 }
 

@@ -113,6 +113,11 @@ const csp: Flow = {
 // ---------------------------------------------------------------------------------------------
 // The classroom stage (presenter mode)
 
+/** tsx compiles the page functions below with esbuild's keepNames, whose `__name` helper the page lacks. */
+async function keepNames(page: Page): Promise<void> {
+  await page.evaluate('globalThis.__name ??= (f) => f');
+}
+
 /** Why an element is not fully readable on screen: outside the viewport or cut by a scrolling/clipping ancestor; null when it is. */
 async function unreadable(loc: Locator, what: string): Promise<string | null> {
   if ((await loc.count()) === 0) return `${what}: not on the page`;
@@ -172,12 +177,14 @@ async function collisions(page: Page): Promise<string[]> {
       name: `edge label "${e.textContent}"`,
       r: box(e),
     }));
-    const nodes = [...document.querySelectorAll('[data-testid="wait-for-graph"] [data-testid="wfg-node"]')].flatMap((n) =>
-      [...n.querySelectorAll('circle, text')].map((c) => ({
-        name: `node ${n.getAttribute('data-session')} ${c.tagName} "${c.textContent ?? ''}"`,
-        r: box(c),
-      })),
-    );
+    const nodes = [...document.querySelectorAll('[data-testid="wait-for-graph"] [data-testid="wfg-node"]')]
+      .flatMap((n) =>
+        [...n.querySelectorAll('circle, text')].map((c) => ({
+          name: `node ${n.getAttribute('data-session')} ${c.tagName} "${c.textContent ?? ''}"`,
+          r: box(c),
+        })),
+      )
+      .filter((x) => x.r.width > 0 && x.r.height > 0);
     for (let i = 0; i < labels.length; i++) {
       for (const n of nodes) if (hit(labels[i].r, n.r)) out.push(`${labels[i].name} overlaps ${n.name}`);
       for (let j = i + 1; j < labels.length; j++)
@@ -200,6 +207,7 @@ async function collisions(page: Page): Promise<string[]> {
 /** The presenter-stage checks at the current viewport and step; `waits` lists the sessions expected to wait. */
 async function checkStage(ctx: FlowContext, label: string, expect: { waits: string[]; errors: Record<string, string> }): Promise<void> {
   const { page } = ctx;
+  await keepNames(page);
   const vp = page.viewportSize()!;
   const problems: string[] = [];
   const scroll = await page.evaluate(() => {
