@@ -2,6 +2,7 @@
  * Page-layout flows: the presenter stage (bounding boxes at 1280×720 and 1920×1080), the 390 px
  * layout, axe-core on every main page in both themes and languages, and the Content-Security-Policy.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Locator, Page } from 'playwright-core';
 import { assert, norm, waitFor, type FlowContext } from '../harness';
@@ -327,4 +328,86 @@ const stageHideAnswer: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [csp, stagePresenter, stageHideAnswer];
+// ---------------------------------------------------------------------------------------------
+// Accessibility (axe-core) in both themes and both languages
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Serious and critical axe-core violations on the page as it is now, one line each. */
+async function axeViolations(page: Page, where: string): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply to it.
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(
+    'window.axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ") + (n.failureSummary ? " — " + n.failureSummary.split("\\n").slice(1, 2).join("") : "")) })))',
+  )) as { id: string; impact: string; help: string; nodes: string[] }[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${where}: [${v.impact}] ${v.id} (${v.help}): ${v.nodes.join(' | ')}`);
+}
+
+/** Sets the language and the theme through the header controls. */
+async function setLookAndLanguage(ctx: FlowContext, theme: 'light' | 'dark', lang: 'en' | 'ru'): Promise<void> {
+  await ctx.byTestId('lang-switch').selectOption(lang);
+  const dark = await ctx.page.evaluate(() => document.documentElement.dataset.theme === 'dark');
+  if (dark !== (theme === 'dark')) await ctx.byTestId('theme-toggle').click();
+  await waitFor(
+    () => ctx.page.evaluate(([t, l]) => document.documentElement.dataset.theme === t && document.documentElement.lang === l, [theme, lang]),
+    `theme ${theme} / language ${lang} not applied`,
+  );
+}
+
+function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
+  return {
+    name: `a11y-${theme}-${lang}`,
+    title: `axe-core: no serious/critical violation on the lesson list, player (deadlock), lab (editor), retry lab (after a run), interview — ${theme}, ${lang}`,
+    async run(ctx) {
+      const found: string[] = [];
+      await ctx.page.goto(ctx.url('#/'));
+      await setLookAndLanguage(ctx, theme, lang);
+      await waitFor(async () => (await ctx.byTestId('lesson-row').count()) > 0, 'the lesson list never appeared');
+      found.push(...(await axeViolations(ctx.page, 'lesson list')));
+
+      await ctx.openLesson('classic-deadlock', 5);
+      await waitFor(async () => (await ctx.edges()).length === 2, 'the deadlock cycle is not drawn at step 5');
+      found.push(...(await axeViolations(ctx.page, 'player at the deadlock step')));
+
+      await ctx.page.goto(ctx.url('#/lab'));
+      await ctx.byTestId('lab-blank').click();
+      await waitFor(async () => (await ctx.page.locator('.cm-editor').count()) > 0, 'the lab editor never opened');
+      found.push(...(await axeViolations(ctx.page, 'lab (editor open)')));
+
+      await ctx.page.goto(ctx.url('#/retry'));
+      await waitFor(() => ctx.byTestId('retry-lab').isVisible(), 'the retry lab never appeared');
+      await ctx.byTestId('retry-workers').fill('2');
+      await ctx.byTestId('retry-transactions').fill('2');
+      await ctx.byTestId('retry-run').click();
+      await waitFor(
+        async () => (await ctx.byTestId('retry-status').getAttribute('data-state')) === 'finished',
+        'the retry run never finished',
+        90_000,
+      );
+      found.push(...(await axeViolations(ctx.page, 'retry lab after a run')));
+
+      await ctx.page.goto(ctx.url('#/interview'));
+      await waitFor(
+        async () => (await ctx.page.locator('[data-testid="interview-check"]').count()) > 0,
+        'the interview page never appeared',
+      );
+      found.push(...(await axeViolations(ctx.page, 'interview')));
+      assert(
+        found.length === 0,
+        `axe-core (${theme}, ${lang}) found ${found.length} serious/critical violations:\n  ${found.join('\n  ')}`,
+      );
+    },
+  };
+}
+
+export const FLOWS: Flow[] = [
+  csp,
+  stagePresenter,
+  stageHideAnswer,
+  a11yFlow('light', 'en'),
+  a11yFlow('dark', 'en'),
+  a11yFlow('light', 'ru'),
+  a11yFlow('dark', 'ru'),
+];
