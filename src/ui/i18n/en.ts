@@ -43,8 +43,7 @@ export const en = {
     resetYes: 'Yes, reset',
     resetCancel: 'Cancel',
     resetDone: 'Progress reset.',
-    predicted: (right: number, answered: number, total: number) =>
-      `${right} of ${total} predicted right${answered < total ? `, ${total - answered} open` : ''}`,
+    predicted: (right: number, answered: number, total: number) => `${right} of ${total} predicted right${answered < total ? `, ${total - answered} open` : ''}`,
   },
   player: {
     next: 'Next step',
@@ -116,7 +115,8 @@ export const en = {
     cycle: (path: string) => `Deadlock cycle: ${path}.`,
     victim: (s: string) => `Victim: session ${s}.`,
     edgeHard: (from: string, to: string, label: string) => `Session ${from} waits for session ${to}, which holds ${label}.`,
-    edgeSoft: (from: string, to: string, label: string) => `Session ${from} waits for session ${to}, which is queued ahead for ${label}.`,
+    edgeSoft: (from: string, to: string, label: string) =>
+      `Session ${from} waits for session ${to}, which is queued ahead for ${label}.`,
     inCycle: '(part of the deadlock cycle)',
     victimBadge: 'victim',
     legendHard: 'holds the lock (hard edge)',
@@ -143,7 +143,8 @@ export const en = {
     held: 'Held',
     conflict: 'conflict',
     noConflict: 'compatible',
-    cell: (req: string, held: string, c: boolean) => `Requested ${req} vs held ${held}: ${c ? 'conflict' : 'compatible'}.`,
+    cell: (req: string, held: string, c: boolean) =>
+      `Requested ${req} vs held ${held}: ${c ? 'conflict' : 'compatible'}.`,
     litCell: 'This pair blocks a current wait.',
     heldBy: (sessions: string) => `held by ${sessions}`,
     takenBy: 'Taken by',
@@ -161,7 +162,8 @@ export const en = {
       'VACUUM (without FULL), ANALYZE, CREATE INDEX CONCURRENTLY, CREATE STATISTICS, COMMENT ON, REINDEX CONCURRENTLY, some ALTER INDEX / ALTER TABLE forms.',
     ShareLock: 'CREATE INDEX (without CONCURRENTLY). On a transaction id: waiting for that transaction to end.',
     ShareRowExclusiveLock: 'CREATE TRIGGER, some ALTER TABLE forms (e.g. ADD FOREIGN KEY).',
-    ExclusiveLock: 'REFRESH MATERIALIZED VIEW CONCURRENTLY. Every transaction also holds it on its own transaction id.',
+    ExclusiveLock:
+      'REFRESH MATERIALIZED VIEW CONCURRENTLY. Every transaction also holds it on its own transaction id.',
     AccessExclusiveLock:
       'DROP TABLE, TRUNCATE, REINDEX, CLUSTER, VACUUM FULL, REFRESH MATERIALIZED VIEW, most ALTER TABLE forms, LOCK TABLE without a mode.',
   } satisfies Record<LockMode, string>,
@@ -256,8 +258,7 @@ export const en = {
   },
   interview: {
     title: 'Interview practice',
-    intro:
-      'Questions interviewers ask about PostgreSQL locking. Answer first, then compare with the model answer and open the lesson that shows it happening.',
+    intro: 'Questions interviewers ask about PostgreSQL locking. Answer first, then compare with the model answer and open the lesson that shows it happening.',
     empty: 'The interview questions are not available yet.',
     loadError: (msg: string) => `Could not load the interview questions: ${msg}`,
     question: (n: number, total: number) => `Question ${n} of ${total}`,
@@ -295,8 +296,7 @@ export const en = {
     addStep: 'Step',
     addSession: 'Session',
     order: 'Order of steps to play',
-    orderHint:
-      'Step names separated by spaces, as in a .spec permutation; markers like a2(*) or a2(b1) are allowed. Click a step below to append it.',
+    orderHint: 'Step names separated by spaces, as in a .spec permutation; markers like a2(*) or a2(b1) are allowed. Click a step below to append it.',
     appendToOrder: 'Append a step to the order',
     clearOrder: 'clear',
     atColumn: (n: number) => `column ${n}`,

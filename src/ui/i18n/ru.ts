@@ -48,8 +48,7 @@ export const ru: Messages = {
     resetYes: 'Да, сбросить',
     resetCancel: 'Отмена',
     resetDone: 'Прогресс сброшен.',
-    predicted: (right, answered, total) =>
-      `Верных прогнозов: ${right} из ${total}${answered < total ? `, без ответа: ${total - answered}` : ''}`,
+    predicted: (right, answered, total) => `Верных прогнозов: ${right} из ${total}${answered < total ? `, без ответа: ${total - answered}` : ''}`,
   },
   player: {
     next: 'Следующий шаг',
@@ -59,7 +58,8 @@ export const ru: Messages = {
     pause: 'Пауза',
     speed: 'Скорость',
     position: (cursor, total) => `Шаг ${cursor} из ${total}`,
-    offScript: 'Вне сценария: ваши собственные команды изменили сценарий. Начните сначала или вернитесь на шаг назад.',
+    offScript:
+      'Вне сценария: ваши собственные команды изменили сценарий. Начните сначала или вернитесь на шаг назад.',
     finished: 'Конец урока.',
     markDone: 'Урок пройден',
     busy: 'Выполняется…',
@@ -166,12 +166,14 @@ export const ru: Messages = {
       'VACUUM (без FULL), ANALYZE, CREATE INDEX CONCURRENTLY, CREATE STATISTICS, COMMENT ON, REINDEX CONCURRENTLY, некоторые формы ALTER INDEX / ALTER TABLE.',
     ShareLock: 'CREATE INDEX (без CONCURRENTLY). На номер транзакции: ожидание её завершения.',
     ShareRowExclusiveLock: 'CREATE TRIGGER, некоторые формы ALTER TABLE (например, ADD FOREIGN KEY).',
-    ExclusiveLock: 'REFRESH MATERIALIZED VIEW CONCURRENTLY. Кроме того, каждая транзакция держит его на собственном номере транзакции.',
+    ExclusiveLock:
+      'REFRESH MATERIALIZED VIEW CONCURRENTLY. Кроме того, каждая транзакция держит его на собственном номере транзакции.',
     AccessExclusiveLock:
       'DROP TABLE, TRUNCATE, REINDEX, CLUSTER, VACUUM FULL, REFRESH MATERIALIZED VIEW, большинство форм ALTER TABLE, LOCK TABLE без режима.',
   },
   rowModeCommands: {
-    ForKeyShare: 'SELECT … FOR KEY SHARE; проверки внешнего ключа на родительской строке (INSERT/UPDATE дочерней строки).',
+    ForKeyShare:
+      'SELECT … FOR KEY SHARE; проверки внешнего ключа на родительской строке (INSERT/UPDATE дочерней строки).',
     ForShare: 'SELECT … FOR SHARE.',
     ForNoKeyUpdate: 'UPDATE, не меняющий ключевые столбцы; SELECT … FOR NO KEY UPDATE.',
     ForUpdate: 'DELETE; UPDATE ключевого столбца; SELECT … FOR UPDATE.',
@@ -262,8 +264,7 @@ export const ru: Messages = {
   },
   interview: {
     title: 'Подготовка к собеседованию',
-    intro:
-      'Вопросы о блокировках PostgreSQL, которые задают на собеседованиях. Сначала ответьте сами, затем сравните с эталонным ответом и откройте урок, где это происходит вживую.',
+    intro: 'Вопросы о блокировках PostgreSQL, которые задают на собеседованиях. Сначала ответьте сами, затем сравните с эталонным ответом и откройте урок, где это происходит вживую.',
     empty: 'Вопросы для собеседования пока недоступны.',
     loadError: (msg) => `Не удалось загрузить вопросы: ${msg}`,
     question: (n, total) => `Вопрос ${n} из ${total}`,
@@ -301,8 +302,7 @@ export const ru: Messages = {
     addStep: 'Шаг',
     addSession: 'Сеанс',
     order: 'Порядок шагов для проигрывания',
-    orderHint:
-      'Имена шагов через пробел, как в permutation файла .spec; можно указывать маркеры вроде a2(*) или a2(b1). Нажмите на шаг ниже, чтобы добавить его в конец.',
+    orderHint: 'Имена шагов через пробел, как в permutation файла .spec; можно указывать маркеры вроде a2(*) или a2(b1). Нажмите на шаг ниже, чтобы добавить его в конец.',
     appendToOrder: 'Добавить шаг в конец порядка',
     clearOrder: 'очистить',
     atColumn: (n) => `позиция ${n}`,
@@ -326,8 +326,7 @@ export const ru: Messages = {
     untitled: 'Сценарий без названия',
     exploreTitle: 'Перебрать все чередования',
     exploreFixFirst: 'Исправьте проблемы выше, чтобы перебирать чередования.',
-    interleavingsCount: (n) =>
-      `Шаги можно чередовать ${n} ${plural(Number(n.slice(-2)), 'способом', 'способами', 'способами')} (подсчёт isolationtester).`,
+    interleavingsCount: (n) => `Шаги можно чередовать ${n} ${plural(Number(n.slice(-2)), 'способом', 'способами', 'способами')} (подсчёт isolationtester).`,
     cap: 'Запустить не больше',
     exploreRun: (n) => `Запустить ${n} ${plural(n, 'чередование', 'чередования', 'чередований')}`,
     cancel: 'Отменить',
