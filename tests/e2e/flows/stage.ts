@@ -402,8 +402,93 @@ function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Small screens (390×844)
+
+/** How far the page is wider than the viewport, and the widest elements that stick out. */
+async function horizontalOverflow(page: Page): Promise<{ by: number; culprits: string[] }> {
+  await keepNames(page);
+  return page.evaluate(() => {
+    const d = document.documentElement;
+    const culprits: string[] = [];
+    for (const el of document.querySelectorAll('body *')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > d.clientWidth + 1 && culprits.length < 5)
+        culprits.push(
+          `${el.tagName.toLowerCase()}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''} right ${Math.round(r.right)}`,
+        );
+    }
+    return { by: d.scrollWidth - d.clientWidth, culprits };
+  });
+}
+
+/** Timeline tick labels that touch each other. */
+async function tickCollisions(page: Page): Promise<string[]> {
+  await keepNames(page);
+  return page.evaluate(() => {
+    const ticks = [
+      ...document.querySelectorAll('[data-testid="timeline"] .tick text, .panel.timeline svg g.axis text, .panel.timeline svg text.tick'),
+    ];
+    const all = ticks.length
+      ? ticks
+      : [...document.querySelectorAll('.panel.timeline svg text')].filter((t) => /\d/.test(t.textContent ?? ''));
+    const boxes = all.map((t) => ({ text: t.textContent ?? '', r: t.getBoundingClientRect() })).sort((a, b) => a.r.left - b.r.left);
+    const out: string[] = [];
+    for (let i = 1; i < boxes.length; i++)
+      if (Math.abs(boxes[i].r.top - boxes[i - 1].r.top) < 4 && boxes[i].r.left < boxes[i - 1].r.right + 2)
+        out.push(`"${boxes[i - 1].text}" runs into "${boxes[i].text}"`);
+    return out;
+  });
+}
+
+const phone: Flow = {
+  name: 'stage-390',
+  title:
+    '390×844: no horizontal overflow on the lesson list, player, lab, retry lab, interview (EN and RU); the 8×8 matrix fits; timeline ticks apart',
+  viewport: { width: 390, height: 844 },
+  async run(ctx) {
+    const problems: string[] = [];
+    const check = async (where: string) => {
+      const o = await horizontalOverflow(ctx.page);
+      if (o.by > 0) problems.push(`${where}: the page is ${o.by}px wider than the screen (${o.culprits.join(', ')})`);
+    };
+    for (const lang of ['en', 'ru'] as const) {
+      await ctx.page.goto(ctx.url('#/'));
+      await ctx.byTestId('lang-switch').selectOption(lang);
+      await waitFor(async () => (await ctx.byTestId('lesson-row').count()) > 0, 'the lesson list never appeared');
+      await check(`lesson list (${lang})`);
+      await ctx.page.goto(ctx.url('#/lab'));
+      await ctx.byTestId('lab-blank').click();
+      await waitFor(async () => (await ctx.page.locator('.cm-editor').count()) > 0, 'the lab editor never opened');
+      await check(`lab (${lang})`);
+      if (lang === 'en') await ctx.shot('lab');
+      await ctx.page.goto(ctx.url('#/retry'));
+      await waitFor(() => ctx.byTestId('retry-lab').isVisible(), 'the retry lab never appeared');
+      await check(`retry lab (${lang})`);
+      await ctx.page.goto(ctx.url('#/interview'));
+      await waitFor(
+        async () => (await ctx.page.locator('[data-testid="interview-check"]').count()) > 0,
+        'the interview page never appeared',
+      );
+      await check(`interview (${lang})`);
+    }
+    await ctx.page.goto(ctx.url('#/'));
+    await ctx.byTestId('lang-switch').selectOption('en');
+    await waitFor(async () => (await ctx.byTestId('lesson-row').count()) > 0, 'the lesson list never appeared');
+    await ctx.shot('list');
+    await ctx.openLesson('classic-deadlock', 6);
+    await check('player at the victim step');
+    const matrix = await ctx.page.locator('.panel.matrix').evaluate((el) => el.scrollWidth - el.clientWidth);
+    if (matrix > 0) problems.push(`the lock matrices are ${matrix}px wider than their panel (they scroll sideways)`);
+    problems.push(...(await tickCollisions(ctx.page)).map((m) => `timeline: ${m}`));
+    await ctx.shot('player');
+    assert(problems.length === 0, `at 390×844:\n  ${problems.join('\n  ')}`);
+  },
+};
+
 export const FLOWS: Flow[] = [
   csp,
+  phone,
   stagePresenter,
   stageHideAnswer,
   a11yFlow('light', 'en'),

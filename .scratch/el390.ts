@@ -1,0 +1,12 @@
+import { launchChromium, previewDist } from '../tests/e2e/browser';
+const { server, baseUrl } = await previewDist();
+const browser = await launchChromium();
+const ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+const page = await ctx.newPage();
+await page.goto(baseUrl + '#/lessons/classic-deadlock/step/6');
+await page.waitForTimeout(7000);
+await page.locator('.panel.timeline').screenshot({ path: '/tmp/shots/el-timeline.png' });
+await page.locator('.panel.matrix').screenshot({ path: '/tmp/shots/el-matrix.png' });
+const ticks = await page.evaluate(() => [...document.querySelectorAll('.panel.timeline svg text')].map((t) => { const b = t.getBoundingClientRect(); return `${t.textContent}@${Math.round(b.left)}-${Math.round(b.right)}`; }));
+console.log(ticks.join(' '));
+await browser.close(); await server.close();
