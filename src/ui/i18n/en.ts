@@ -3,6 +3,7 @@
  * provide the same keys (checked by the `Messages` type). Lock-mode explanations are data here.
  */
 import type { LockMode, RowLockStrength } from '../../engine/locks/types';
+import type { RowLockMode } from '../../engine/types';
 import type { SessionStateKey } from '../model/session';
 
 export const en = {
@@ -402,7 +403,18 @@ export const en = {
     reveal: 'Reveal the answer',
     matrices: 'Lock matrices',
     closeMatrices: 'Back to the graph',
+    /** Row lock modes as the data view's badges name them (the FOR … modes are SQL and stay as they are). */
+    rowLock: {
+      ForKeyShare: 'FOR KEY SHARE',
+      ForShare: 'FOR SHARE',
+      ForNoKeyUpdate: 'FOR NO KEY UPDATE',
+      ForUpdate: 'FOR UPDATE',
+      NoKeyUpdate: 'UPDATE (no key)',
+      Update: 'UPDATE (key) / DELETE',
+    } satisfies Record<RowLockMode, string>,
+    chooseFile: 'Choose a file…',
   },
+  units: { ms: 'ms', s: 's', min: 'min', decimal: '.' },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',
   },

@@ -408,7 +408,17 @@ export const ru: Messages = {
     reveal: 'Показать ответ',
     matrices: 'Матрицы блокировок',
     closeMatrices: 'Вернуться к графу',
+    rowLock: {
+      ForKeyShare: 'FOR KEY SHARE',
+      ForShare: 'FOR SHARE',
+      ForNoKeyUpdate: 'FOR NO KEY UPDATE',
+      ForUpdate: 'FOR UPDATE',
+      NoKeyUpdate: 'UPDATE (без ключа)',
+      Update: 'UPDATE (ключ) / DELETE',
+    },
+    chooseFile: 'Выбрать файл…',
   },
+  units: { ms: 'мс', s: 'с', min: 'мин', decimal: ',' },
   dev: {
     banner: 'ФИКСТУРЫ: вручную написанные тестовые снимки, а не вывод движка.',
   },

@@ -486,8 +486,49 @@ const phone: Flow = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// Russian UI: no English left (time units, row-lock badges, the file chooser)
+
+const russian: Flow = {
+  name: 'stage-ru-units',
+  title: 'RU: time units (с, мс), row-lock badge, the lab file button are Russian; no English time units on the player',
+  async run(ctx) {
+    await ctx.page.goto(ctx.url('#/'));
+    await ctx.byTestId('lang-switch').selectOption('ru');
+    await ctx.openLesson('classic-deadlock', 1);
+    const badge = ((await ctx.byTestId('row-lock-badge').first().textContent()) ?? '').trim();
+    assert(/^A: UPDATE \(без ключа\)$/.test(norm(badge)), `row-lock badge in Russian is "${badge}"`);
+    await ctx.openLesson('classic-deadlock', 6);
+    const clock = await ctx.clock();
+    assert(/^t = 4 с$/.test(clock), `the clock reads "${clock}", expected "t = 4 с"`);
+    const english = await ctx.page.evaluate(() => {
+      const text = (document.querySelector('[data-testid="player"]') as HTMLElement).innerText;
+      const svgText = [...document.querySelectorAll('[data-testid="player"] svg text')].map((t) => t.textContent ?? '').join(' ');
+      const labels = [...document.querySelectorAll('[data-testid="player"] [aria-label], [data-testid="player"] title')]
+        .map((e) => e.getAttribute('aria-label') ?? e.textContent ?? '')
+        .join(' ');
+      return `${text} ${svgText} ${labels}`.match(/\b\d+(?:[.,]\d+)? ?(?:ms|s|min)\b/g) ?? [];
+    });
+    assert(english.length === 0, `English time units on the Russian player: ${JSON.stringify([...new Set(english)].slice(0, 8))}`);
+    const advance = await ctx.page.locator('.clock .buttons button').allTextContents();
+    assert(
+      advance.some((b) => norm(b) === '+100 мс') && advance.some((b) => norm(b) === '+1 с'),
+      `advance buttons read ${JSON.stringify(advance)}`,
+    );
+    await ctx.page.goto(ctx.url('#/lab'));
+    const file = ctx.page.locator('label.file');
+    await waitFor(async () => (await file.count()) === 1, 'the lab import label never appeared');
+    const label = norm((await file.innerText()) ?? '');
+    assert(/Выбрать файл/.test(label), `the file import button is not Russian: "${label}"`);
+    const native = await ctx.byTestId('lab-import').evaluate((el) => el.getBoundingClientRect().width);
+    assert(native <= 1, `the browser's own file input (its "Choose File" button) is visible, ${native}px wide`);
+    await ctx.shot();
+  },
+};
+
 export const FLOWS: Flow[] = [
   csp,
+  russian,
   phone,
   stagePresenter,
   stageHideAnswer,
