@@ -413,6 +413,7 @@ export const en = {
       Update: 'UPDATE (key) / DELETE',
     } satisfies Record<RowLockMode, string>,
     chooseFile: 'Choose a file…',
+    resultLabel: (cols: number, rows: number) => `Result: ${cols} columns, ${rows} ${rows === 1 ? 'row' : 'rows'}`,
   },
   units: { ms: 'ms', s: 's', min: 'min', decimal: '.' },
   dev: {

@@ -417,6 +417,7 @@ export const ru: Messages = {
       Update: 'UPDATE (ключ) / DELETE',
     },
     chooseFile: 'Выбрать файл…',
+    resultLabel: (cols: number, rows: number) => `Результат: столбцов ${cols}, строк ${rows}`,
   },
   units: { ms: 'мс', s: 'с', min: 'мин', decimal: ',' },
   dev: {

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type { Locator, Page } from 'playwright-core';
 import { assert, norm, waitFor, type FlowContext } from '../harness';
 import type { Flow } from '../flow';
-import { lessonYaml } from '../lessonData';
+import { scriptItems } from '../lessonData';
 
 // ---------------------------------------------------------------------------------------------
 // Content-Security-Policy
@@ -526,8 +526,44 @@ const russian: Flow = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// The diagnostics lesson (four sessions, an observer with wide catalog queries)
+
+const diagnostics: Flow = {
+  name: 'stage-diagnostics',
+  title: 'diagnose-blocking at 1440×900: the observer pane O gets a full row; its query is not a tall column and its result is not cut off',
+  viewport: { width: 1440, height: 900 },
+  async run(ctx) {
+    ctx.predictPolicy = 'skip';
+    const items = scriptItems('diagnose-blocking');
+    const at = items.findIndex((it) => it.session === 'O' && /pg_blocking_pids/.test(it.sql ?? '')) + 1;
+    assert(at > 0, 'diagnose-blocking has no observer step with pg_blocking_pids');
+    const problems: string[] = [];
+    for (const step of [at, items.length]) {
+      await ctx.openLesson('diagnose-blocking', step);
+      const o = await ctx.pane('O').evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        const cut = [...el.querySelectorAll('table.result')].some((t) => {
+          const box = t.parentElement as HTMLElement;
+          const scrolls = box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX !== 'visible' && box.tabIndex >= 0;
+          return t.getBoundingClientRect().right > r.right + 1 && !scrolls;
+        });
+        return { width: r.width, height: r.height, cut };
+      });
+      const grid = await ctx.page.locator('.sessions').evaluate((el) => el.getBoundingClientRect().width);
+      if (o.width < grid * 0.9)
+        problems.push(`step ${step}: pane O is ${Math.round(o.width)}px wide in a ${Math.round(grid)}px session grid`);
+      if (o.height > 900) problems.push(`step ${step}: pane O is ${Math.round(o.height)}px tall (its query wraps into a column)`);
+      if (o.cut) problems.push(`step ${step}: a result table of pane O is cut off on the right`);
+      await ctx.shot(`step-${step}`);
+    }
+    assert(problems.length === 0, problems.join('\n'));
+  },
+};
+
 export const FLOWS: Flow[] = [
   csp,
+  diagnostics,
   russian,
   phone,
   stagePresenter,
