@@ -276,6 +276,13 @@ const stagePresenter: Flow = {
     await ctx.key('ArrowLeft', 5);
     await ctx.page.waitForTimeout(600);
     await checkStage(ctx, '1920-cycle', { waits: ['A', 'B'], errors: {} });
+    // Russian labels are longer: the victim step still fits at 1280×720.
+    await ctx.page.setViewportSize({ width: 1280, height: 720 });
+    await ctx.byTestId('lang-switch').selectOption('ru');
+    await ctx.key('ArrowRight', 6);
+    await ctx.page.waitForTimeout(600);
+    await checkStage(ctx, '1280-victim-ru', { waits: [], errors: { B: '40P01' } });
+    await ctx.byTestId('lang-switch').selectOption('en');
     // The full matrices are one toggle away.
     await ctx.byTestId('stage-matrices-toggle').click();
     await waitFor(
