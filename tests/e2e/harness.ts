@@ -91,6 +91,20 @@ export class FlowContext {
       if (m.type() === 'error') ctx.consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => ctx.consoleErrors.push(`uncaught: ${e.message}`));
+    // The suite runs under the app's Content-Security-Policy: a violation in the page or in an
+    // engine worker fails the flow like a console error.
+    await page.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(
+          `CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline code'} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber}`,
+        ),
+      ),
+    );
+    page.on('worker', (w) =>
+      w.on('console', (m) => {
+        if (m.type() === 'error' && /Content Security Policy|CSP/i.test(m.text())) ctx.consoleErrors.push(`worker: ${m.text()}`);
+      }),
+    );
     page.on('dialog', (d) => {
       ctx.dialogs.push(`${d.type()}: ${d.message()}`);
       void d.dismiss().catch(() => undefined);

@@ -3,6 +3,7 @@
  * provide the same keys (checked by the `Messages` type). Lock-mode explanations are data here.
  */
 import type { LockMode, RowLockStrength } from '../../engine/locks/types';
+import type { RowLockMode } from '../../engine/types';
 import type { LineOutcome, SessionStateKey } from '../model/session';
 
 export const en = {
@@ -534,6 +535,29 @@ export const en = {
     note: (panel: string) => `${panel}: hidden until the lesson's last step. Work it out from the server log.`,
     names: { 'wait-graph': 'Wait-for graph', 'lock-matrix': 'Lock matrix', 'pg-locks': 'pg_locks', timeline: 'Timeline' } as Record<string, string>,
   },
+  // Page layout area (stage): the presenter stage and the time units.
+  stage: {
+    whyTitle: 'Why it waits',
+    heldBy: (s: string) => `held by ${s}`,
+    requestedBy: (s: string) => `requested by ${s}`,
+    hideAnswer: 'Hide the answer',
+    hideAnswerHint: 'Ask every predict question again and keep the answer covered until you reveal it.',
+    reveal: 'Reveal the answer',
+    matrices: 'Lock matrices',
+    closeMatrices: 'Back to the graph',
+    /** Row lock modes as the data view's badges name them (the FOR … modes are SQL and stay as they are). */
+    rowLock: {
+      ForKeyShare: 'FOR KEY SHARE',
+      ForShare: 'FOR SHARE',
+      ForNoKeyUpdate: 'FOR NO KEY UPDATE',
+      ForUpdate: 'FOR UPDATE',
+      NoKeyUpdate: 'UPDATE (no key)',
+      Update: 'UPDATE (key) / DELETE',
+    } satisfies Record<RowLockMode, string>,
+    chooseFile: 'Choose a file…',
+    resultLabel: (cols: number, rows: number) => `Result: ${cols} columns, ${rows} ${rows === 1 ? 'row' : 'rows'}`,
+  },
+  units: { ms: 'ms', s: 's', min: 'min', decimal: '.' },
   dev: {
     banner: 'FIXTURES: hand-written test snapshots, not engine output.',
   },

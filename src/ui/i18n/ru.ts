@@ -540,6 +540,28 @@ export const ru: Messages = {
     note: (panel: string) => `Скрыто до последнего шага урока: ${panel}. Восстановите картину по журналу сервера.`,
     names: { 'wait-graph': 'Граф ожиданий', 'lock-matrix': 'Матрица блокировок', 'pg-locks': 'pg_locks', timeline: 'Временная шкала' } as Record<string, string>,
   },
+  // Раздел вёрстки (stage): сцена режима презентации и единицы времени.
+  stage: {
+    whyTitle: 'Почему ждёт',
+    heldBy: (s: string) => `держит ${s}`,
+    requestedBy: (s: string) => `запрашивает ${s}`,
+    hideAnswer: 'Скрыть ответ',
+    hideAnswerHint: 'Задавать каждый вопрос-прогноз заново и скрывать ответ, пока вы его не покажете.',
+    reveal: 'Показать ответ',
+    matrices: 'Матрицы блокировок',
+    closeMatrices: 'Вернуться к графу',
+    rowLock: {
+      ForKeyShare: 'FOR KEY SHARE',
+      ForShare: 'FOR SHARE',
+      ForNoKeyUpdate: 'FOR NO KEY UPDATE',
+      ForUpdate: 'FOR UPDATE',
+      NoKeyUpdate: 'UPDATE (без ключа)',
+      Update: 'UPDATE (ключ) / DELETE',
+    },
+    chooseFile: 'Выбрать файл…',
+    resultLabel: (cols: number, rows: number) => `Результат: столбцов ${cols}, строк ${rows}`,
+  },
+  units: { ms: 'мс', s: 'с', min: 'мин', decimal: ',' },
   dev: {
     banner: 'ФИКСТУРЫ: вручную написанные тестовые снимки, а не вывод движка.',
   },

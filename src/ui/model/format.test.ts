@@ -54,3 +54,13 @@ describe('pgMessageLines', () => {
     expect(pgMessageLines(deadlock)[2]).toEqual({ label: '', text: 'Process 1 waits for ShareLock on transaction 746; blocked by process 2.' });
   });
 });
+
+describe('formatMs with Russian units', () => {
+  const ru = { ms: 'мс', s: 'с', min: 'мин', decimal: ',' };
+  it('uses the given unit words and decimal separator', () => {
+    expect(formatMs(100, ru)).toBe('100 мс');
+    expect(formatMs(2000, ru)).toBe('2 с');
+    expect(formatMs(1250, ru)).toBe('1,25 с');
+    expect(formatMs(125_500, ru)).toBe('2 мин 5,5 с');
+  });
+});

@@ -1,14 +1,26 @@
 /** Small text formatters shared by the views. */
 import type { PgMessage } from '../../scenario/types';
 
-/** Virtual time in words: "750 ms", "1.25 s", "2 min 5 s". */
-export function formatMs(ms: number): string {
+/** The words for time units in one UI language (the dictionaries' `units`). */
+export interface TimeUnits {
+  ms: string;
+  s: string;
+  min: string;
+  /** Decimal separator ("." in English, "," in Russian). */
+  decimal: string;
+}
+
+const EN_UNITS: TimeUnits = { ms: 'ms', s: 's', min: 'min', decimal: '.' };
+
+/** Virtual time in words: "750 ms", "1.25 s", "2 min 5 s" (or "1,25 с" with Russian units). */
+export function formatMs(ms: number, u: TimeUnits = EN_UNITS): string {
   const v = Math.max(0, Math.round(ms));
-  if (v < 1000) return `${v} ms`;
-  if (v < 60_000) return `${+(v / 1000).toFixed(3)} s`;
+  const num = (x: number) => String(+x.toFixed(3)).replace('.', u.decimal);
+  if (v < 1000) return `${v} ${u.ms}`;
+  if (v < 60_000) return `${num(v / 1000)} ${u.s}`;
   const min = Math.floor(v / 60_000);
-  const s = +((v % 60_000) / 1000).toFixed(3);
-  return s ? `${min} min ${s} s` : `${min} min`;
+  const s = (v % 60_000) / 1000;
+  return s ? `${min} ${u.min} ${num(s)} ${u.s}` : `${min} ${u.min}`;
 }
 
 /** psql's labels for the fields of an ErrorResponse/NoticeResponse. */

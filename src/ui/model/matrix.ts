@@ -99,7 +99,8 @@ export function heldRowModes(snap: EngineSnapshot): Map<string, Set<RowLockStren
   const out = new Map<string, Set<RowLockStrength>>(snap.sessions.map((s) => [s.name, new Set()]));
   for (const t of snap.tables)
     for (const r of t.rows)
-      for (const l of r.lockers) (out.get(l.session) ?? out.set(l.session, new Set()).get(l.session)!).add(rowStrength(l.mode as RowLockMode));
+      for (const l of r.lockers)
+        (out.get(l.session) ?? out.set(l.session, new Set()).get(l.session)!).add(rowStrength(l.mode as RowLockMode));
   return out;
 }
 
@@ -108,4 +109,39 @@ export function holdersByMode<M extends string>(held: Map<string, Set<M>>): Map<
   const out = new Map<M, string[]>();
   for (const [session, modes] of held) for (const m of modes) out.set(m, [...(out.get(m) ?? []), session]);
   return out;
+}
+
+/** One lit matrix cell for the presenter stage: the pair of modes and who requests / holds them. */
+export interface ExplainingCell {
+  key: string;
+  kind: 'table' | 'row';
+  requested: string;
+  held: string;
+  /** The waiting sessions that request `requested`, in session order. */
+  sessions: string[];
+  /** The sessions whose `held` mode blocks them. */
+  holders: string[];
+}
+
+/**
+ * The conflicting (requested × held) cells of the current waits, table-level first, one entry per
+ * cell with every requester and holder: the stage shows the few cells that explain the waits
+ * instead of the full matrices.
+ */
+export function explainingCells(snap: EngineSnapshot): ExplainingCell[] {
+  const out = new Map<string, ExplainingCell>();
+  const add = <M extends string>(kind: 'table' | 'row', waits: MatrixWait<M>[]) => {
+    for (const w of waits)
+      for (const h of w.held) {
+        if (!h.conflict) continue;
+        const key = `${kind}:${cellKey(w.requested, h.mode)}`;
+        const cell = out.get(key) ?? { key, kind, requested: w.requested, held: h.mode, sessions: [], holders: [] };
+        if (!cell.sessions.includes(w.session)) cell.sessions.push(w.session);
+        if (!cell.holders.includes(h.session)) cell.holders.push(h.session);
+        out.set(key, cell);
+      }
+  };
+  add('table', tableMatrixLights(snap).waits);
+  add('row', rowMatrixLights(snap).waits);
+  return [...out.values()];
 }

@@ -81,6 +81,8 @@ export class Prefs {
   lang = $state<Lang>('en');
   theme = $state<Theme>('light');
   presenter = $state(false);
+  /** Classroom switch: every predict checkpoint is asked again, whatever was saved (per visit, not persisted). */
+  hideAnswers = $state(false);
   done = $state<string[]>([]);
   /** Predict checkpoint answers, per lesson. */
   answers = $state<QuizAnswers>({});
@@ -124,6 +126,11 @@ export class Prefs {
   /** Presenter mode is per visit (a classroom setting), so it is not persisted. */
   togglePresenter(): void {
     this.presenter = !this.presenter;
+  }
+
+  /** Turns the classroom "hide the answer" switch on or off. */
+  toggleHideAnswers(): void {
+    this.hideAnswers = !this.hideAnswers;
   }
 
   /** True once the lesson was played to its end. */
