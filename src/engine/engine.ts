@@ -325,9 +325,12 @@ export class Engine {
       // Let PostgreSQL word the syntax error: nothing executes when a query string fails to parse.
       const r = await this.ex.run(sql);
       step.error = r.error ?? PG.engine(e.message);
-      if (s.txn && !s.txn.implicit) this.abortTxnState(s, false);
+      // The open block aborts as at any error (a subtransaction only, under a savepoint), and
+      // releases its locks at once; its waiters wake now, not at the ROLLBACK.
+      if (s.txn && !s.txn.implicit) this.abortTxnState(s, true);
       step.done = true;
       this.finishStep(s);
+      await this.drainResumes();
       return 'done';
     }
     await this.runStep(s);
@@ -564,7 +567,7 @@ export class Engine {
         const i = findLastIndex(s.txn.savepoints, (p) => p.name === ctl.name);
         if (i < 0) {
           step.error = PG.noSuchSavepoint(ctl.name);
-          if (ctl.kind === 'release') this.abortTxnState(s, true);
+          if (!s.txn.aborted) this.abortTxnState(s, true);
           return 'error';
         }
         const depth = i + 1;
@@ -834,6 +837,8 @@ export class Engine {
       if (!(e instanceof EngineInternalError)) throw e;
       step.error = PG.engine(e.message);
       this.event({ type: 'engine-error', atMs: this.clock, session: s.name, message: e.message });
+      // An error before execution aborts the block like any other error.
+      this.abortTxnState(s, true);
       return 'error';
     }
     if (dry.raw.error) {
