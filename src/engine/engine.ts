@@ -445,6 +445,12 @@ export class Engine {
       return 'error';
     }
     if (cls.kind === 'txn') return this.execTxnControl(s, cls.ctl);
+    if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
+      // PreventInTransactionBlock: a query string of several statements is an implicit block too.
+      step.error = PG.refusedInBlock(cls.refusedInBlock);
+      if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    }
     if (cls.kind === 'unsupported') {
       step.error = PG.unsupported(cls.what);
       if (s.txn) this.abortTxnState(s, true);

@@ -35,6 +35,7 @@ export const PG = {
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),
   noSuchSavepoint: (name: string) => err('3B001', `savepoint "${name}" does not exist`),
   savepointOutsideBlock: (cmd: string) => err('25P01', `${cmd} can only be used in transaction blocks`),
+  refusedInBlock: (stmtType: string) => err('25001', `${stmtType} cannot run inside a transaction block`),
   setTransactionTooLate: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must be called before any query'),
   unsupported: (what: string) =>
     err('0A000', `Lockstep cannot stage ${what}`, {

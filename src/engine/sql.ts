@@ -25,7 +25,12 @@ export type Classified =
   | { kind: 'set'; local: boolean; name: string | null; reset: boolean; resetAll: boolean; setTransaction: boolean; isolation?: string }
   | { kind: 'show'; name: string }
   | { kind: 'sleep'; seconds: number }
-  | { kind: 'unsupported'; what: string }
+  /**
+   * A statement the engine cannot stage. `refusedInBlock`: PostgreSQL's own statement name when
+   * it refuses the statement inside a transaction block (PreventInTransactionBlock); there it
+   * gets PostgreSQL's error, and 0A000 only where PostgreSQL would have run it.
+   */
+  | { kind: 'unsupported'; what: string; refusedInBlock?: string }
   | {
       kind: 'dml';
       /** Row-locking clause waits: NOWAIT or SKIP LOCKED anywhere in the statement. */
@@ -107,8 +112,58 @@ const UNSUPPORTED: Record<string, string> = {
   CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
 };
 
+/**
+ * The statement name PostgreSQL's PreventInTransactionBlock reports for a statement that cannot
+ * run inside a transaction block (utility.c, vacuum.c, indexcmds.c, tablecmds.c, cluster.c,
+ * discard.c, xact.c), or undefined when the statement may run there.
+ */
+function refusedInBlock(type: string, body: Node): string | undefined {
+  switch (type) {
+    case 'VacuumStmt':
+      // ANALYZE alone may run in a block; VACUUM (with or without ANALYZE) may not.
+      return body.is_vacuumcmd === true ? 'VACUUM' : undefined;
+    case 'IndexStmt':
+      return body.concurrent === true ? 'CREATE INDEX CONCURRENTLY' : undefined;
+    case 'DropStmt':
+      return body.concurrent === true && body.removeType === 'OBJECT_INDEX' ? 'DROP INDEX CONCURRENTLY' : undefined;
+    case 'ReindexStmt': {
+      const concurrently = (body.params as Node[] | undefined)?.some((p) => (p.DefElem as Node | undefined)?.defname === 'concurrently');
+      if (concurrently) return 'REINDEX CONCURRENTLY';
+      return { REINDEX_OBJECT_SCHEMA: 'REINDEX SCHEMA', REINDEX_OBJECT_SYSTEM: 'REINDEX SYSTEM', REINDEX_OBJECT_DATABASE: 'REINDEX DATABASE' }[String(body.kind)];
+    }
+    case 'AlterSystemStmt':
+      return 'ALTER SYSTEM';
+    case 'CreatedbStmt':
+      return 'CREATE DATABASE';
+    case 'DropdbStmt':
+      return 'DROP DATABASE';
+    case 'CreateTableSpaceStmt':
+      return 'CREATE TABLESPACE';
+    case 'DropTableSpaceStmt':
+      return 'DROP TABLESPACE';
+    case 'ClusterStmt':
+      // CLUSTER of one table may run in a block; CLUSTER of every clustered table may not.
+      return body.relation ? undefined : 'CLUSTER';
+    case 'DiscardStmt':
+      return body.target === 'DISCARD_ALL' ? 'DISCARD ALL' : undefined;
+    case 'AlterTableStmt': {
+      let detach = false;
+      walk(body.cmds, (k, v) => {
+        if (k === 'PartitionCmd' && v.concurrent === true) detach = true;
+      });
+      return detach ? 'ALTER TABLE ... DETACH CONCURRENTLY' : undefined;
+    }
+    case 'TransactionStmt':
+      return body.kind === 'TRANS_STMT_COMMIT_PREPARED' ? 'COMMIT PREPARED' : body.kind === 'TRANS_STMT_ROLLBACK_PREPARED' ? 'ROLLBACK PREPARED' : undefined;
+  }
+  return undefined;
+}
+
 function classify(stmt: Node, sql: string): Classified {
   const [type, body] = Object.entries(stmt)[0] as [string, Node];
+  // The engine dry-runs every statement inside a transaction block, so none of these can be staged.
+  const refused = refusedInBlock(type, body);
+  if (refused) return { kind: 'unsupported', what: refused, refusedInBlock: refused };
   switch (type) {
     case 'TransactionStmt': {
       switch (body.kind) {
