@@ -363,6 +363,11 @@ export class Engine {
     await this.drainResumes();
   }
 
+  /** The notices the session's current step has raised so far (a waiting step's too). */
+  stepNotices(name: string): readonly PgMessage[] {
+    return this.sess(name).step?.notices ?? [];
+  }
+
   /** Takes the finished step's result (isolationtester reads it once). */
   takeResult(name: string): StepResult | undefined {
     const s = this.sess(name);
@@ -454,6 +459,12 @@ export class Engine {
     if (cls.kind === 'unsupported') {
       step.error = PG.unsupported(cls.what);
       if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    }
+    // RequireTransactionBlock: a lone LOCK TABLE outside a block (a query string of several
+    // statements is an implicit block, where it may run).
+    if (cls.kind === 'dml' && cls.verb === 'lock' && !s.txn && step.statements.length === 1) {
+      step.error = PG.savepointOutsideBlock('LOCK TABLE');
       return 'error';
     }
     // Any other statement runs inside a transaction: open an implicit block if none is open.

@@ -34,6 +34,7 @@ export const PG = {
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),
   noSuchSavepoint: (name: string) => err('3B001', `savepoint "${name}" does not exist`),
+  /** RequireTransactionBlock's error (SAVEPOINT, RELEASE, ROLLBACK TO, LOCK TABLE). */
   savepointOutsideBlock: (cmd: string) => err('25P01', `${cmd} can only be used in transaction blocks`),
   refusedInBlock: (stmtType: string) => err('25001', `${stmtType} cannot run inside a transaction block`),
   setTransactionTooLate: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must be called before any query'),

@@ -15,6 +15,8 @@ export class SimDriver implements SessionDriver {
   engine: Engine | null = null;
   private ex: PgliteExecutor | null = null;
   private relNames = new Map<string, string>();
+  /** Per session: how many of the running step's notices a 'blocked' poll already handed out. */
+  private noticesReported = new Map<string, number>();
 
   /** `executor`: reuse this PGlite (the worker's); otherwise one is started on first use. */
   constructor(executor?: PgliteExecutor) {
@@ -45,6 +47,7 @@ export class SimDriver implements SessionDriver {
 
   /** Sends a step; the engine runs it until it completes, waits or sleeps. */
   async send(session: string, sql: string): Promise<void> {
+    this.noticesReported.delete(session);
     await this.engine!.submit(session, sql, sql);
     this.relNames = await this.engine!.relationNames();
   }
@@ -55,8 +58,16 @@ export class SimDriver implements SessionDriver {
     const start = e.now();
     for (;;) {
       const st = e.statusOf(session);
-      if (st === 'done' || st === 'idle') return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
-      if (st === 'waiting' && !wait) return { status: 'blocked' };
+      if (st === 'done' || st === 'idle') {
+        this.noticesReported.delete(session);
+        return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
+      }
+      if (st === 'waiting' && !wait) {
+        // The notices the step raised before it blocked reach the client now, as PostgreSQL sends them.
+        const fresh = e.stepNotices(session).slice(this.noticesReported.get(session) ?? 0);
+        this.noticesReported.set(session, (this.noticesReported.get(session) ?? 0) + fresh.length);
+        return fresh.length ? { status: 'blocked', notices: fresh } : { status: 'blocked' };
+      }
       const next = e.nextTimerAt();
       if (next === null || next - start > MAX_STEP_WAIT_MS) {
         // Nothing will ever wake it: isolationtester gives up after max_step_wait and cancels.
