@@ -29,7 +29,7 @@ import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, ty
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
 import { Ssi, SsiFailure, targetKey, type PredTarget, type SsiWrite, type Sxact } from './ssi';
-import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
+import { ParseFailure, bindPrepared, loadParser, parseStatements, type Classified, type ParsedStatement, type PreparedText } from './sql';
 import type {
   EngineEvent,
   EngineSnapshot,
@@ -144,6 +144,8 @@ interface Sess {
   sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[];
   terminated: PgMessage | null;
   vxidCounter: number;
+  /** The session's prepared statements (PREPARE), by name: each backend has its own. */
+  prepared: Map<string, PreparedText>;
 }
 
 /** A dry run's findings. */
@@ -218,6 +220,7 @@ export class Engine {
       sessionAdvisory: [],
       terminated: null,
       vxidCounter: 0,
+      prepared: new Map(),
     });
   }
 
@@ -450,6 +453,7 @@ export class Engine {
       return 'error';
     }
     if (cls.kind === 'txn') return this.execTxnControl(s, cls.ctl);
+    if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return this.execPrepared(s, cls);
     if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
       // PreventInTransactionBlock: a query string of several statements is an implicit block too.
       step.error = PG.refusedInBlock(cls.refusedInBlock);
@@ -480,6 +484,50 @@ export class Engine {
     if (cls.kind === 'set' && cls.setTransaction) return this.execSetTransaction(s, cls);
     this.startStatementTimer(s);
     return this.execDml(s, st);
+  }
+
+  /**
+   * PREPARE / EXECUTE / DEALLOCATE on the session's own namespace (prepare.c). EXECUTE runs the
+   * prepared query with its arguments bound in place of the parameters, as the statement itself,
+   * so it locks, waits and re-checks as that statement does and answers with its command tag.
+   */
+  private async execPrepared(s: Sess, cls: Extract<Classified, { kind: 'prepare' | 'execute' | 'deallocate' }>): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+    const step = s.step!;
+    const fail = (error: PgMessage): 'error' => {
+      step.error = error;
+      if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    };
+    switch (cls.kind) {
+      case 'prepare': {
+        if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
+        // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
+        const probe = `${INTERNAL_SCHEMA}_probe`;
+        const p = cls.prepared;
+        const types = p.types.length ? ` (${p.types.join(', ')})` : '';
+        const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
+        const r = await this.ex.run(`PREPARE ${probe}${types} AS ${query}`);
+        if (r.error) return fail(r.error);
+        await this.ex.must(`DEALLOCATE ${probe}`);
+        s.prepared.set(cls.name, p);
+        step.results.push({ command: 'PREPARE' });
+        return 'ok';
+      }
+      case 'execute': {
+        const p = s.prepared.get(cls.name);
+        if (!p) return fail(PG.noSuchPrepared(cls.name));
+        if (cls.args.length !== p.paramCount) return fail(PG.wrongParamCount(cls.name, p.paramCount, cls.args.length));
+        const bound = parseStatements(bindPrepared(p, cls.args))[0];
+        // A wait re-runs the statement at step.idx: from now on that is the bound statement.
+        step.statements[step.idx] = bound;
+        return this.execStatement(s, bound);
+      }
+      case 'deallocate':
+        if (cls.name === null) s.prepared.clear();
+        else if (!s.prepared.delete(cls.name)) return fail(PG.noSuchPrepared(cls.name));
+        step.results.push({ command: cls.name === null ? 'DEALLOCATE ALL' : 'DEALLOCATE' });
+        return 'ok';
+    }
   }
 
   private startStatementTimer(s: Sess): void {

@@ -2,7 +2,7 @@
  * Statement splitting and classification with PostgreSQL's own parser (libpg-query).
  * The engine never guesses at SQL: it asks the real grammar what a statement is.
  */
-import { loadModule, parseSync } from 'libpg-query';
+import { loadModule, parseSync, scanSync } from 'libpg-query';
 
 let loaded: Promise<void> | null = null;
 /** Loads the parser's wasm once. */
@@ -31,6 +31,10 @@ export type Classified =
    * gets PostgreSQL's error, and 0A000 only where PostgreSQL would have run it.
    */
   | { kind: 'unsupported'; what: string; refusedInBlock?: string }
+  /** PREPARE / EXECUTE / DEALLOCATE: prepared statements live in each session's own namespace. */
+  | { kind: 'prepare'; name: string; prepared: PreparedText }
+  | { kind: 'execute'; name: string; args: string[] }
+  | { kind: 'deallocate'; name: string | null }
   | {
       kind: 'dml';
       /** Row-locking clause waits: NOWAIT or SKIP LOCKED anywhere in the statement. */
@@ -48,6 +52,81 @@ export type Classified =
       /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
       target?: { relname: string; ref: string };
     };
+
+/**
+ * A prepared statement's text: the query split at its parameter references, and the declared
+ * parameter types (text as written). PostgreSQL's count of parameters is the larger of the
+ * declared types and the highest `$n`.
+ */
+export interface PreparedText {
+  /** The PREPARE statement as written (for the analysis probe). */
+  sql: string;
+  parts: (string | number)[];
+  types: string[];
+  paramCount: number;
+}
+
+/** The prepared statement's query with each `$n` replaced by the n-th argument, cast to its declared type. */
+export function bindPrepared(p: PreparedText, args: string[]): string {
+  return p.parts.map((x) => (typeof x === 'string' ? x : p.types[x - 1] !== undefined ? `(${args[x - 1]})::${p.types[x - 1]}` : `(${args[x - 1]})`)).join('');
+}
+
+interface Token {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The texts between the parenthesis at token `open` and its match, split at top-level commas. */
+function parenList(bytes: Uint8Array, tokens: Token[], open: number): { items: string[]; close: number } {
+  const dec = new TextDecoder();
+  const items: string[] = [];
+  let depth = 0;
+  let from = tokens[open].end;
+  for (let i = open; i < tokens.length; i++) {
+    const t = tokens[i].text;
+    if (t === '(' || t === '[') depth++;
+    else if (t === ')' || t === ']') depth--;
+    if ((t === ',' && depth === 1) || depth === 0) {
+      items.push(dec.decode(bytes.slice(from, tokens[i].start)).trim());
+      from = tokens[i].end;
+    }
+    if (depth === 0) return { items: items.filter((x, j) => x !== '' || j > 0), close: i };
+  }
+  return { items, close: tokens.length - 1 };
+}
+
+function prepareText(sql: string): PreparedText {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const tokens = (scanSync(sql) as { tokens: Token[] }).tokens;
+  // PREPARE name [ ( type, … ) ] AS query
+  let i = 2;
+  let types: string[] = [];
+  if (tokens[i]?.text === '(') {
+    const l = parenList(bytes, tokens, i);
+    types = l.items;
+    i = l.close + 1;
+  }
+  const queryStart = tokens[i + 1]?.start ?? bytes.length;
+  const params: { n: number; start: number; end: number }[] = [];
+  for (const t of tokens) if (t.start >= queryStart && /^\$\d+$/.test(t.text)) params.push({ n: Number(t.text.slice(1)), start: t.start, end: t.end });
+  const parts: (string | number)[] = [];
+  let at = queryStart;
+  for (const p of params) {
+    parts.push(dec.decode(bytes.slice(at, p.start)), p.n);
+    at = p.end;
+  }
+  parts.push(dec.decode(bytes.slice(at)));
+  return { sql, parts, types, paramCount: Math.max(types.length, ...params.map((p) => p.n)) };
+}
+
+function executeArgs(sql: string): string[] {
+  const bytes = new TextEncoder().encode(sql);
+  const tokens = (scanSync(sql) as { tokens: Token[] }).tokens;
+  // EXECUTE name [ ( arg, … ) ]
+  return tokens[2]?.text === '(' ? parenList(bytes, tokens, 2).items : [];
+}
 
 export interface ParsedStatement {
   sql: string;
@@ -103,11 +182,6 @@ const UNSUPPORTED: Record<string, string> = {
   CreatedbStmt: 'CREATE DATABASE',
   DropdbStmt: 'DROP DATABASE',
   DiscardStmt: 'DISCARD',
-  // Prepared statements would live in PGlite's one backend, shared by every session and
-  // outliving the dry run that created them.
-  PrepareStmt: 'PREPARE / EXECUTE (prepared statements)',
-  ExecuteStmt: 'PREPARE / EXECUTE (prepared statements)',
-  DeallocateStmt: 'DEALLOCATE',
   LoadStmt: 'LOAD',
   CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
 };
@@ -206,6 +280,12 @@ function classify(stmt: Node, sql: string): Classified {
         setTransaction: false,
       };
     }
+    case 'PrepareStmt':
+      return { kind: 'prepare', name: String(body.name), prepared: prepareText(sql) };
+    case 'ExecuteStmt':
+      return { kind: 'execute', name: String(body.name), args: executeArgs(sql) };
+    case 'DeallocateStmt':
+      return { kind: 'deallocate', name: body.isall === true ? null : String(body.name) };
     case 'VariableShowStmt':
       return { kind: 'show', name: String(body.name).toLowerCase() };
     case 'CopyStmt':
