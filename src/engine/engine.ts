@@ -23,7 +23,7 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
-import { restrictToTuples } from './epq';
+import { restrictCte, restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
@@ -950,14 +950,16 @@ export class Engine {
       }
     }
     const outcome = this.walkPlan(s, st, dry);
-    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && st.cls.target) {
-      const oid = this.catalog.find((c) => c.name === (st.cls as { target: { relname: string } }).target.relname)?.oid;
+    // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
+    const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
+    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && scanned) {
+      const oid = this.catalog.find((c) => c.name === scanned.relname)?.oid;
       if (oid !== undefined) {
         // The rows the scan found: those it is locking now, and those this session already held.
         const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
         const held = this.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
         // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
-        const horizon = st.cls.verb === 'select' ? dry.horizon : undefined;
+        const horizon = st.cls.verb === 'select' || st.cls.lockingCte ? dry.horizon : undefined;
         step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
       }
     }
@@ -1024,7 +1026,13 @@ export class Engine {
   /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
   private epqStatement(s: Sess, st: ParsedStatement): ParsedStatement {
     const epq = s.step?.epq;
-    if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml' || !st.cls.target) return st;
+    if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
+    const cte = st.cls.lockingCte;
+    if (cte) {
+      const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+      return sql ? { sql, cls: st.cls } : st;
+    }
+    if (!st.cls.target) return st;
     const verb = st.cls.verb;
     if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
     const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);

@@ -51,6 +51,8 @@ export type Classified =
       lockingSelect: boolean;
       /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
       target?: { relname: string; ref: string };
+      /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
+      lockingCte?: { name: string; relname: string; ref: string };
     };
 
 /**
@@ -340,9 +342,21 @@ function classify(stmt: Node, sql: string): Classified {
     r && typeof r.relname === 'string' ? { relname: r.relname, ref: ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname } : undefined;
   if (type === 'UpdateStmt' || type === 'DeleteStmt') target = named(rv(body.relation));
   else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1) target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
+  let lockingCte: { name: string; relname: string; ref: string } | undefined;
+  for (const c of ((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []) {
+    const cte = c.CommonTableExpr as Node | undefined;
+    const q = (cte?.ctequery as Node | undefined)?.SelectStmt as Node | undefined;
+    if (!q || !Array.isArray(q.lockingClause) || !Array.isArray(q.fromClause) || q.fromClause.length !== 1) continue;
+    const r = named((q.fromClause[0] as Node).RangeVar as Node | undefined);
+    if (r) {
+      lockingCte = { name: String(cte!.ctename), ...r };
+      break;
+    }
+  }
   return {
     lockingSelect,
     ...(target ? { target } : {}),
+    ...(lockingCte ? { lockingCte } : {}),
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,
