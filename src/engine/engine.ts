@@ -19,6 +19,7 @@ import {
   type RelationInfo,
   uniqueKeysSql,
   indexPagesSql,
+  SEQUENCES_SQL,
   type CatalogTable,
   type LockSample,
 } from './executor/footprint';
@@ -257,6 +258,27 @@ export class Engine {
     this.catalog = parseCatalog(r.results[0]?.rows ?? []);
     this.relations = parseRelations(r.results[1]?.rows ?? []);
     this.relNames = null;
+    this.sequences = ((await this.ex.run(SEQUENCES_SQL)).results[0]?.rows ?? []).map((row) => row[0]!);
+  }
+
+  /** The user sequences (regclass text), from the last catalog refresh. */
+  private sequences: string[] = [];
+
+  /**
+   * The sequences' states (last_value, is_called), to undo what a dry run consumed when the
+   * statement does not happen yet (it waits and runs again later): nextval is not transactional,
+   * and PostgreSQL's statement consumes its values once, when it runs.
+   */
+  private async sequenceStates(): Promise<string[] | null> {
+    if (!this.sequences.length) return null;
+    const sql = this.sequences.map((q) => `SELECT ${literal(q)}, last_value::text, is_called::text FROM ${q}`).join(' UNION ALL ');
+    const r = await this.ex.run(sql);
+    return r.error ? null : (r.results[0]?.rows ?? []).map((row) => `SELECT pg_catalog.setval(${literal(row[0]!)}, ${row[1]}, ${row[2]})`);
+  }
+
+  /** Puts the sequences back as sequenceStates found them. */
+  private async restoreSequences(states: string[] | null): Promise<void> {
+    if (states?.length) await this.ex.run(states.join(';\n'));
   }
 
   private relations = new Map<number, RelationInfo>();
@@ -895,6 +917,7 @@ export class Engine {
   private async execDml(s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
     const step = s.step!;
     const st = this.epqStatement(s, original);
+    const seqs = await this.sequenceStates();
     let dry: DryRun;
     try {
       dry = await this.dryRun(s, st);
@@ -909,8 +932,14 @@ export class Engine {
     if (dry.raw.error) {
       // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
       const wait = dry.raw.error.sqlstate === '23505' ? await this.keyBlocker(s, dry.raw.error) : undefined;
-      if (wait) this.currentXid(s);
-      if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
+      if (wait) {
+        this.currentXid(s);
+        const outcome = this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
+        // The new row, with its sequence values, is formed before the unique check waits; after the
+        // wait PostgreSQL inserts that same row: the re-run takes the values again.
+        if (outcome === 'wait') await this.restoreSequences(seqs);
+        return outcome;
+      }
       // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
       // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
       if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
@@ -941,6 +970,7 @@ export class Engine {
       }
     }
     if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && this.hasRowConflicts(s, dry.plan)) {
+      await this.restoreSequences(seqs);
       dry = await this.dryRun(s, st, true);
       if (dry.raw.error) {
         step.error = dry.raw.error;
@@ -950,6 +980,13 @@ export class Engine {
       }
     }
     const outcome = this.walkPlan(s, st, dry);
+    // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
+    // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
+    // keeps the row it formed for after the wait: either way the re-run takes the values again, so
+    // give back what the dry run took. A wait for a row comes after the row's new values were
+    // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
+    const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
+    if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
     // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
     const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
     if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && scanned) {

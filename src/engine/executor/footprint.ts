@@ -52,6 +52,9 @@ export interface InsertedTuple {
 
 const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${SHADOW_SCHEMA}','${DIAG_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
+/** The user sequences, as regclass text (their values live outside transactions: dry runs advance them). */
+export const SEQUENCES_SQL = `SELECT c.oid::regclass::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${USER_NS} ORDER BY c.oid`;
+
 /** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
 export interface RelationInfo {
   name: string;
