@@ -1529,7 +1529,7 @@ export class Engine {
       if (!cat) continue;
       const keys = uniqueKeysSql(cat, list.map((t) => t.ctid));
       const values = recordsImage(st) ? valuesSql(cat, list) : null;
-      if (keys && values && cat.uniqueIndexes.every((ix) => ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
+      if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
       else if (keys) sqls.push(keys);
       if (values) sqls.push(values);
     }
