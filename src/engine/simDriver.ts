@@ -9,6 +9,8 @@ import { normalizeDetailText } from '../scenario/normalize';
 
 /** isolationtester's max_step_wait: a step still blocked after this long is canceled. */
 const MAX_STEP_WAIT_MS = 300_000;
+/** isolationtester's lock-wait check interval (try_complete_step's select() timeout). */
+const LOCK_WAIT_CHECK_MS = 10;
 
 /** Drives the engine for one spec at a time; reuses one PGlite across permutations. */
 export class SimDriver implements SessionDriver {
@@ -63,6 +65,13 @@ export class SimDriver implements SessionDriver {
         return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
       }
       if (st === 'waiting' && !wait) {
+        // isolationtester checks a step for a lock wait when its 10 ms select() times out with no
+        // result: that much time passes first, and a timer due by the check (a victim's
+        // deadlock_timeout, and the release it causes) finishes the step or another one meanwhile.
+        if (e.now() < start + LOCK_WAIT_CHECK_MS) {
+          await e.advance(start + LOCK_WAIT_CHECK_MS - e.now());
+          continue;
+        }
         // The notices the step raised before it blocked reach the client now, as PostgreSQL sends them.
         const fresh = e.stepNotices(session).slice(this.noticesReported.get(session) ?? 0);
         this.noticesReported.set(session, (this.noticesReported.get(session) ?? 0) + fresh.length);
