@@ -951,6 +951,12 @@ export class Engine {
             return this.ssiError(s, e);
           }
       }
+      // A foreign-key trigger fails at the end of the statement, after the statement has locked
+      // its rows: a row another session holds is waited for first (PostgreSQL's order).
+      if (dry.raw.error.sqlstate === '23503' && s.txn && !s.txn.sx && st.cls.kind === 'dml' && st.cls.waitPolicy === 'block' && (st.cls.verb === 'delete' || st.cls.verb === 'update')) {
+        const first = await this.lockBeforeTriggers(s, st);
+        if (first !== 'ok') return first;
+      }
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
       this.keepSessionAdvisory(s, dry.sessionAdvisory);
@@ -1060,6 +1066,18 @@ export class Engine {
     return txn.savepoints.length ? txn.savepoints[txn.savepoints.length - 1].xid! : txn.xid!;
   }
 
+  /**
+   * The row locks a statement takes before its foreign-key triggers run: a dry run with the
+   * triggers off (session_replication_role = replica) finds them. 'ok' when none conflicts (the
+   * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and
+   * runs again, triggers and all, once they are granted.
+   */
+  private async lockBeforeTriggers(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+    const probe = await this.dryRun(s, st, false, true);
+    if (probe.raw.error || !this.hasRowConflicts(s, probe.plan)) return 'ok';
+    return this.walkPlan(s, st, probe);
+  }
+
   /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
   private epqStatement(s: Sess, st: ParsedStatement): ParsedStatement {
     const epq = s.step?.epq;
@@ -1077,7 +1095,7 @@ export class Engine {
   }
 
   /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
-  private async dryRun(s: Sess, st: ParsedStatement, stageOthers = false): Promise<DryRun> {
+  private async dryRun(s: Sess, st: ParsedStatement, stageOthers = false, triggersOff = false): Promise<DryRun> {
     const staged: string[] = [];
     if (stageOthers) {
       for (const o of this.sessions.values()) {
@@ -1094,18 +1112,23 @@ export class Engine {
       }
     }
     try {
-      return await this.dryRunInner(s, st);
+      return await this.dryRunInner(s, st, triggersOff);
     } finally {
       for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
     }
   }
 
-  private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
+  /** `triggersOff`: the statement runs with session_replication_role = replica (after the replay, which sets it itself). */
+  private async dryRunInner(s: Sess, st: ParsedStatement, triggersOff = false): Promise<DryRun> {
     const txn = s.txn!;
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
     const replay = replaySql(txn.log, { replica: this.replayNeedsReplica(s) });
     const begin = await this.beginSql(s, true);
     const shadow = this.shadowSql(s, st);
+    if (triggersOff) {
+      shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
+      shadow.count++;
+    }
     // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
     // transaction holds no lock the sample reads before the statement runs: it is not taken.
     const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
