@@ -19,18 +19,19 @@ import {
   type RelationInfo,
   uniqueKeysSql,
   indexPagesSql,
+  SEQUENCES_SQL,
   type CatalogTable,
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
 import { holdersAndWaiters, holdersDetail, lockFailureMessage, lockWaitMessage, logEntry, messageEntry, type LockWaitEvent } from './serverLog';
-import { restrictToTuples } from './epq';
+import { restrictCte, restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
 import { Timers, type TimerKind } from './timers';
 import { Ssi, SsiFailure, targetKey, type PredTarget, type SsiWrite, type Sxact } from './ssi';
-import { ParseFailure, loadParser, parseStatements, type Classified, type ParsedStatement } from './sql';
+import { ParseFailure, bindPrepared, loadParser, parseStatements, type Classified, type ParsedStatement, type PreparedText } from './sql';
 import type {
   EngineEvent,
   EngineSnapshot,
@@ -155,6 +156,8 @@ interface Sess {
   /** Every finished step, oldest first (SessionSnapshot.history). */
   history: FinishedStep[];
   vxidCounter: number;
+  /** The session's prepared statements (PREPARE), by name: each backend has its own. */
+  prepared: Map<string, PreparedText>;
 }
 
 /** A dry run's findings. */
@@ -234,6 +237,7 @@ export class Engine {
       terminationReported: false,
       history: [],
       vxidCounter: 0,
+      prepared: new Map(),
     });
   }
 
@@ -270,6 +274,27 @@ export class Engine {
     this.catalog = parseCatalog(r.results[0]?.rows ?? []);
     this.relations = parseRelations(r.results[1]?.rows ?? []);
     this.relNames = null;
+    this.sequences = ((await this.ex.run(SEQUENCES_SQL)).results[0]?.rows ?? []).map((row) => row[0]!);
+  }
+
+  /** The user sequences (regclass text), from the last catalog refresh. */
+  private sequences: string[] = [];
+
+  /**
+   * The sequences' states (last_value, is_called), to undo what a dry run consumed when the
+   * statement does not happen yet (it waits and runs again later): nextval is not transactional,
+   * and PostgreSQL's statement consumes its values once, when it runs.
+   */
+  private async sequenceStates(): Promise<string[] | null> {
+    if (!this.sequences.length) return null;
+    const sql = this.sequences.map((q) => `SELECT ${literal(q)}, last_value::text, is_called::text FROM ${q}`).join(' UNION ALL ');
+    const r = await this.ex.run(sql);
+    return r.error ? null : (r.results[0]?.rows ?? []).map((row) => `SELECT pg_catalog.setval(${literal(row[0]!)}, ${row[1]}, ${row[2]})`);
+  }
+
+  /** Puts the sequences back as sequenceStates found them. */
+  private async restoreSequences(states: string[] | null): Promise<void> {
+    if (states?.length) await this.ex.run(states.join(';\n'));
   }
 
   private relations = new Map<number, RelationInfo>();
@@ -343,9 +368,12 @@ export class Engine {
       // Let PostgreSQL word the syntax error: nothing executes when a query string fails to parse.
       const r = await this.ex.run(sql);
       step.error = r.error ?? PG.engine(e.message);
-      if (s.txn && !s.txn.implicit) this.abortTxnState(s, false);
+      // The open block aborts as at any error (a subtransaction only, under a savepoint), and
+      // releases its locks at once; its waiters wake now, not at the ROLLBACK.
+      if (s.txn && !s.txn.implicit) this.abortTxnState(s, true);
       step.done = true;
       this.finishStep(s);
+      await this.drainResumes();
       return 'done';
     }
     await this.runStep(s);
@@ -376,6 +404,11 @@ export class Engine {
     this.failWaitingStep(s);
     await this.endOfStep(s);
     await this.drainResumes();
+  }
+
+  /** The notices the session's current step has raised so far (a waiting step's too). */
+  stepNotices(name: string): readonly PgMessage[] {
+    return this.sess(name).step?.notices ?? [];
   }
 
   /** Takes the finished step's result (isolationtester reads it once). */
@@ -462,9 +495,22 @@ export class Engine {
       return 'error';
     }
     if (cls.kind === 'txn') return this.execTxnControl(s, cls.ctl);
+    if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return this.execPrepared(s, cls);
+    if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
+      // PreventInTransactionBlock: a query string of several statements is an implicit block too.
+      step.error = PG.refusedInBlock(cls.refusedInBlock);
+      if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    }
     if (cls.kind === 'unsupported') {
       step.error = PG.unsupported(cls.what);
       if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    }
+    // RequireTransactionBlock: a lone LOCK TABLE outside a block (a query string of several
+    // statements is an implicit block, where it may run).
+    if (cls.kind === 'dml' && cls.verb === 'lock' && !s.txn && step.statements.length === 1) {
+      step.error = PG.savepointOutsideBlock('LOCK TABLE');
       return 'error';
     }
     // Any other statement runs inside a transaction: open an implicit block if none is open.
@@ -480,6 +526,50 @@ export class Engine {
     if (cls.kind === 'set' && cls.setTransaction) return this.execSetTransaction(s, cls);
     this.startStatementTimer(s);
     return this.execDml(s, st);
+  }
+
+  /**
+   * PREPARE / EXECUTE / DEALLOCATE on the session's own namespace (prepare.c). EXECUTE runs the
+   * prepared query with its arguments bound in place of the parameters, as the statement itself,
+   * so it locks, waits and re-checks as that statement does and answers with its command tag.
+   */
+  private async execPrepared(s: Sess, cls: Extract<Classified, { kind: 'prepare' | 'execute' | 'deallocate' }>): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+    const step = s.step!;
+    const fail = (error: PgMessage): 'error' => {
+      step.error = error;
+      if (s.txn) this.abortTxnState(s, true);
+      return 'error';
+    };
+    switch (cls.kind) {
+      case 'prepare': {
+        if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
+        // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
+        const probe = `${INTERNAL_SCHEMA}_probe`;
+        const p = cls.prepared;
+        const types = p.types.length ? ` (${p.types.join(', ')})` : '';
+        const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
+        const r = await this.ex.run(`PREPARE ${probe}${types} AS ${query}`);
+        if (r.error) return fail(r.error);
+        await this.ex.must(`DEALLOCATE ${probe}`);
+        s.prepared.set(cls.name, p);
+        step.results.push({ command: 'PREPARE' });
+        return 'ok';
+      }
+      case 'execute': {
+        const p = s.prepared.get(cls.name);
+        if (!p) return fail(PG.noSuchPrepared(cls.name));
+        if (cls.args.length !== p.paramCount) return fail(PG.wrongParamCount(cls.name, p.paramCount, cls.args.length));
+        const bound = parseStatements(bindPrepared(p, cls.args))[0];
+        // A wait re-runs the statement at step.idx: from now on that is the bound statement.
+        step.statements[step.idx] = bound;
+        return this.execStatement(s, bound);
+      }
+      case 'deallocate':
+        if (cls.name === null) s.prepared.clear();
+        else if (!s.prepared.delete(cls.name)) return fail(PG.noSuchPrepared(cls.name));
+        step.results.push({ command: cls.name === null ? 'DEALLOCATE ALL' : 'DEALLOCATE' });
+        return 'ok';
+    }
   }
 
   private startStatementTimer(s: Sess): void {
@@ -584,7 +674,7 @@ export class Engine {
         const i = findLastIndex(s.txn.savepoints, (p) => p.name === ctl.name);
         if (i < 0) {
           step.error = PG.noSuchSavepoint(ctl.name);
-          if (ctl.kind === 'release') this.abortTxnState(s, true);
+          if (!s.txn.aborted) this.abortTxnState(s, true);
           return 'error';
         }
         const depth = i + 1;
@@ -847,6 +937,7 @@ export class Engine {
   private async execDml(s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
     const step = s.step!;
     const st = this.epqStatement(s, original);
+    const seqs = await this.sequenceStates();
     let dry: DryRun;
     try {
       dry = await this.dryRun(s, st);
@@ -854,13 +945,21 @@ export class Engine {
       if (!(e instanceof EngineInternalError)) throw e;
       step.error = PG.engine(e.message);
       this.event({ type: 'engine-error', atMs: this.clock, session: s.name, message: e.message });
+      // An error before execution aborts the block like any other error.
+      this.abortTxnState(s, true);
       return 'error';
     }
     if (dry.raw.error) {
       // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
       const wait = dry.raw.error.sqlstate === '23505' ? await this.keyBlocker(s, dry.raw.error) : undefined;
-      if (wait) this.currentXid(s);
-      if (wait) return this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
+      if (wait) {
+        this.currentXid(s);
+        const outcome = this.waitOnXid(s, wait.session, wait.xid, undefined, 'insert');
+        // The new row, with its sequence values, is formed before the unique check waits; after the
+        // wait PostgreSQL inserts that same row: the re-run takes the values again.
+        if (outcome === 'wait') await this.restoreSequences(seqs);
+        return outcome;
+      }
       // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
       // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
       if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
@@ -871,6 +970,12 @@ export class Engine {
           } catch (e) {
             return this.ssiError(s, e);
           }
+      }
+      // A foreign-key trigger fails at the end of the statement, after the statement has locked
+      // its rows: a row another session holds is waited for first (PostgreSQL's order).
+      if (dry.raw.error.sqlstate === '23503' && s.txn && !s.txn.sx && st.cls.kind === 'dml' && st.cls.waitPolicy === 'block' && (st.cls.verb === 'delete' || st.cls.verb === 'update')) {
+        const first = await this.lockBeforeTriggers(s, st);
+        if (first !== 'ok') return first;
       }
       step.notices.push(...dry.raw.notices);
       step.error = dry.raw.error;
@@ -891,6 +996,7 @@ export class Engine {
       }
     }
     if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && this.hasRowConflicts(s, dry.plan)) {
+      await this.restoreSequences(seqs);
       dry = await this.dryRun(s, st, true);
       if (dry.raw.error) {
         step.error = dry.raw.error;
@@ -900,14 +1006,23 @@ export class Engine {
       }
     }
     const outcome = this.walkPlan(s, st, dry);
-    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && st.cls.target) {
-      const oid = this.catalog.find((c) => c.name === (st.cls as { target: { relname: string } }).target.relname)?.oid;
+    // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
+    // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
+    // keeps the row it formed for after the wait: either way the re-run takes the values again, so
+    // give back what the dry run took. A wait for a row comes after the row's new values were
+    // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
+    const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
+    if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
+    // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
+    const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
+    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && scanned) {
+      const oid = this.catalog.find((c) => c.name === scanned.relname)?.oid;
       if (oid !== undefined) {
         // The rows the scan found: those it is locking now, and those this session already held.
         const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
         const held = this.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
         // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
-        const horizon = st.cls.verb === 'select' ? dry.horizon : undefined;
+        const horizon = st.cls.verb === 'select' || st.cls.lockingCte ? dry.horizon : undefined;
         step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
       }
     }
@@ -971,10 +1086,28 @@ export class Engine {
     return txn.savepoints.length ? txn.savepoints[txn.savepoints.length - 1].xid! : txn.xid!;
   }
 
+  /**
+   * The row locks a statement takes before its foreign-key triggers run: a dry run with the
+   * triggers off (session_replication_role = replica) finds them. 'ok' when none conflicts (the
+   * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and
+   * runs again, triggers and all, once they are granted.
+   */
+  private async lockBeforeTriggers(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+    const probe = await this.dryRun(s, st, false, true);
+    if (probe.raw.error || !this.hasRowConflicts(s, probe.plan)) return 'ok';
+    return this.walkPlan(s, st, probe);
+  }
+
   /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
   private epqStatement(s: Sess, st: ParsedStatement): ParsedStatement {
     const epq = s.step?.epq;
-    if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml' || !st.cls.target) return st;
+    if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
+    const cte = st.cls.lockingCte;
+    if (cte) {
+      const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+      return sql ? { sql, cls: st.cls } : st;
+    }
+    if (!st.cls.target) return st;
     const verb = st.cls.verb;
     if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
     const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
@@ -982,7 +1115,7 @@ export class Engine {
   }
 
   /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
-  private async dryRun(s: Sess, st: ParsedStatement, stageOthers = false): Promise<DryRun> {
+  private async dryRun(s: Sess, st: ParsedStatement, stageOthers = false, triggersOff = false): Promise<DryRun> {
     const staged: string[] = [];
     if (stageOthers) {
       for (const o of this.sessions.values()) {
@@ -999,18 +1132,23 @@ export class Engine {
       }
     }
     try {
-      return await this.dryRunInner(s, st);
+      return await this.dryRunInner(s, st, triggersOff);
     } finally {
       for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
     }
   }
 
-  private async dryRunInner(s: Sess, st: ParsedStatement): Promise<DryRun> {
+  /** `triggersOff`: the statement runs with session_replication_role = replica (after the replay, which sets it itself). */
+  private async dryRunInner(s: Sess, st: ParsedStatement, triggersOff = false): Promise<DryRun> {
     const txn = s.txn!;
     const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
     const replay = replaySql(txn.log, { replica: this.replayNeedsReplica(s) });
     const begin = await this.beginSql(s, true);
     const shadow = this.shadowSql(s, st);
+    if (triggersOff) {
+      shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
+      shadow.count++;
+    }
     // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
     // transaction holds no lock the sample reads before the statement runs: it is not taken.
     const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
@@ -1434,7 +1572,7 @@ export class Engine {
       if (!cat) continue;
       const keys = uniqueKeysSql(cat, list.map((t) => t.ctid));
       const values = recordsImage(st) ? valuesSql(cat, list) : null;
-      if (keys && values && cat.uniqueIndexes.every((ix) => ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
+      if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
       else if (keys) sqls.push(keys);
       if (values) sqls.push(values);
     }

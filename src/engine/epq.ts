@@ -49,6 +49,44 @@ export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delet
   return `${slice(0, end).trimEnd()} WHERE ${restriction} ${slice(end, bytes.length)}`.trim();
 }
 
+/**
+ * The statement with the body of its locking CTE `cte` restricted as restrictToTuples restricts a
+ * locking SELECT, and the rest left as it is: the CTE's LockRows waited, so it is the CTE's scan
+ * that rechecks the row and goes on to the next one of its input (a `LIMIT 1` job queue), while
+ * the outer statement joins whatever rows the CTE returns. Null when it cannot be done safely.
+ */
+export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number): string | null {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  let tokens: { start: number; end: number; text: string }[];
+  try {
+    tokens = (scanSync(sql) as unknown as { tokens: { start: number; end: number; text: string }[] }).tokens;
+  } catch {
+    return null;
+  }
+  const unquote = (t: string) => (t.startsWith('"') ? t.slice(1, -1).replace(/""/g, '"') : t.toLowerCase());
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i].text;
+    if (t === '(') depth++;
+    else if (t === ')') depth--;
+    if (depth !== 0 || unquote(t) !== cte || tokens[i + 1]?.text.toUpperCase() !== 'AS') continue;
+    let open = i + 2;
+    while (open < tokens.length && tokens[open].text !== '(') open++;
+    let d = 0;
+    for (let j = open; j < tokens.length; j++) {
+      if (tokens[j].text === '(') d++;
+      else if (tokens[j].text === ')' && --d === 0) {
+        const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon);
+        return body === null ? null : `${slice(0, tokens[open].end)}${body}${slice(tokens[j].start, bytes.length)}`;
+      }
+    }
+    return null;
+  }
+  return null;
+}
+
 function quote(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
 }

@@ -36,7 +36,13 @@ export const PG = {
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),
   noSuchSavepoint: (name: string) => err('3B001', `savepoint "${name}" does not exist`),
+  /** RequireTransactionBlock's error (SAVEPOINT, RELEASE, ROLLBACK TO, LOCK TABLE). */
   savepointOutsideBlock: (cmd: string) => err('25P01', `${cmd} can only be used in transaction blocks`),
+  refusedInBlock: (stmtType: string) => err('25001', `${stmtType} cannot run inside a transaction block`),
+  preparedExists: (name: string) => err('42P05', `prepared statement "${name}" already exists`),
+  noSuchPrepared: (name: string) => err('26000', `prepared statement "${name}" does not exist`),
+  wrongParamCount: (name: string, expected: number, got: number) =>
+    err('42601', `wrong number of parameters for prepared statement "${name}"`, { detail: `Expected ${expected} parameters but got ${got}.` }),
   setTransactionTooLate: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must be called before any query'),
   unsupported: (what: string) =>
     err('0A000', `Lockstep cannot stage ${what}`, {

@@ -84,6 +84,24 @@ describe('Player over classic-deadlock', () => {
     expect(p.view()).toMatchObject({ cursor: 0, offScript: false });
   });
 
+  it('an ad-hoc statement that does not parse aborts the open block, as PostgreSQL does', async () => {
+    const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
+    await p.next(); // A: BEGIN; UPDATE … id = 1
+    await p.adHoc('A', 'SELEC 1');
+    let s = p.view().snapshot;
+    expect(session(s, 'A').last?.error).toMatchObject({ sqlstate: '42601' });
+    expect(session(s, 'A').state).toBe('idle in transaction (aborted)');
+    // The aborted block released A's row lock: B can update row 1 at once.
+    await p.adHoc('B', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    expect(session(p.view().snapshot, 'B').last?.results[0].command).toBe('UPDATE 1');
+    await p.adHoc('A', 'SELECT 1');
+    expect(session(p.view().snapshot, 'A').last?.error?.sqlstate).toBe('25P02');
+    await p.adHoc('A', 'COMMIT');
+    s = p.view().snapshot;
+    expect(session(s, 'A').last?.results.map((r) => r.command)).toEqual(['ROLLBACK']);
+    expect(session(s, 'A').state).toBe('idle');
+  });
+
   it('a busy session refuses ad-hoc SQL without changing anything', async () => {
     const p = await Player.create(lesson('classic-deadlock'), { executor: ex });
     for (let i = 0; i < 3; i++) await p.next();

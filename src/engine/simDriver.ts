@@ -9,12 +9,16 @@ import { normalizeDetailText } from '../scenario/normalize';
 
 /** isolationtester's max_step_wait: a step still blocked after this long is canceled. */
 const MAX_STEP_WAIT_MS = 300_000;
+/** isolationtester's lock-wait check interval (try_complete_step's select() timeout). */
+const LOCK_WAIT_CHECK_MS = 10;
 
 /** Drives the engine for one spec at a time; reuses one PGlite across permutations. */
 export class SimDriver implements SessionDriver {
   engine: Engine | null = null;
   private ex: PgliteExecutor | null = null;
   private relNames = new Map<string, string>();
+  /** Per session: how many of the running step's notices a 'blocked' poll already handed out. */
+  private noticesReported = new Map<string, number>();
 
   /** `executor`: reuse this PGlite (the worker's); otherwise one is started on first use. */
   constructor(executor?: PgliteExecutor) {
@@ -45,6 +49,7 @@ export class SimDriver implements SessionDriver {
 
   /** Sends a step; the engine runs it until it completes, waits or sleeps. */
   async send(session: string, sql: string): Promise<void> {
+    this.noticesReported.delete(session);
     await this.engine!.submit(session, sql, sql);
     this.relNames = await this.engine!.relationNames();
   }
@@ -55,8 +60,23 @@ export class SimDriver implements SessionDriver {
     const start = e.now();
     for (;;) {
       const st = e.statusOf(session);
-      if (st === 'done' || st === 'idle') return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
-      if (st === 'waiting' && !wait) return { status: 'blocked' };
+      if (st === 'done' || st === 'idle') {
+        this.noticesReported.delete(session);
+        return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
+      }
+      if (st === 'waiting' && !wait) {
+        // isolationtester checks a step for a lock wait when its 10 ms select() times out with no
+        // result: that much time passes first, and a timer due by the check (a victim's
+        // deadlock_timeout, and the release it causes) finishes the step or another one meanwhile.
+        if (e.now() < start + LOCK_WAIT_CHECK_MS) {
+          await e.advance(start + LOCK_WAIT_CHECK_MS - e.now());
+          continue;
+        }
+        // The notices the step raised before it blocked reach the client now, as PostgreSQL sends them.
+        const fresh = e.stepNotices(session).slice(this.noticesReported.get(session) ?? 0);
+        this.noticesReported.set(session, (this.noticesReported.get(session) ?? 0) + fresh.length);
+        return fresh.length ? { status: 'blocked', notices: fresh } : { status: 'blocked' };
+      }
       const next = e.nextTimerAt();
       if (next === null || next - start > MAX_STEP_WAIT_MS) {
         // Nothing will ever wake it: isolationtester gives up after max_step_wait and cancels.

@@ -2,7 +2,7 @@
  * Statement splitting and classification with PostgreSQL's own parser (libpg-query).
  * The engine never guesses at SQL: it asks the real grammar what a statement is.
  */
-import { loadModule, parseSync } from 'libpg-query';
+import { loadModule, parseSync, scanSync } from 'libpg-query';
 
 let loaded: Promise<void> | null = null;
 /** Loads the parser's wasm once. */
@@ -25,7 +25,16 @@ export type Classified =
   | { kind: 'set'; local: boolean; name: string | null; reset: boolean; resetAll: boolean; setTransaction: boolean; isolation?: string }
   | { kind: 'show'; name: string }
   | { kind: 'sleep'; seconds: number }
-  | { kind: 'unsupported'; what: string }
+  /**
+   * A statement the engine cannot stage. `refusedInBlock`: PostgreSQL's own statement name when
+   * it refuses the statement inside a transaction block (PreventInTransactionBlock); there it
+   * gets PostgreSQL's error, and 0A000 only where PostgreSQL would have run it.
+   */
+  | { kind: 'unsupported'; what: string; refusedInBlock?: string }
+  /** PREPARE / EXECUTE / DEALLOCATE: prepared statements live in each session's own namespace. */
+  | { kind: 'prepare'; name: string; prepared: PreparedText }
+  | { kind: 'execute'; name: string; args: string[] }
+  | { kind: 'deallocate'; name: string | null }
   | {
       kind: 'dml';
       /** Row-locking clause waits: NOWAIT or SKIP LOCKED anywhere in the statement. */
@@ -48,7 +57,84 @@ export type Classified =
       lockingSelect: boolean;
       /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
       target?: { relname: string; ref: string };
+      /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
+      lockingCte?: { name: string; relname: string; ref: string };
     };
+
+/**
+ * A prepared statement's text: the query split at its parameter references, and the declared
+ * parameter types (text as written). PostgreSQL's count of parameters is the larger of the
+ * declared types and the highest `$n`.
+ */
+export interface PreparedText {
+  /** The PREPARE statement as written (for the analysis probe). */
+  sql: string;
+  parts: (string | number)[];
+  types: string[];
+  paramCount: number;
+}
+
+/** The prepared statement's query with each `$n` replaced by the n-th argument, cast to its declared type. */
+export function bindPrepared(p: PreparedText, args: string[]): string {
+  return p.parts.map((x) => (typeof x === 'string' ? x : p.types[x - 1] !== undefined ? `(${args[x - 1]})::${p.types[x - 1]}` : `(${args[x - 1]})`)).join('');
+}
+
+interface Token {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The texts between the parenthesis at token `open` and its match, split at top-level commas. */
+function parenList(bytes: Uint8Array, tokens: Token[], open: number): { items: string[]; close: number } {
+  const dec = new TextDecoder();
+  const items: string[] = [];
+  let depth = 0;
+  let from = tokens[open].end;
+  for (let i = open; i < tokens.length; i++) {
+    const t = tokens[i].text;
+    if (t === '(' || t === '[') depth++;
+    else if (t === ')' || t === ']') depth--;
+    if ((t === ',' && depth === 1) || depth === 0) {
+      items.push(dec.decode(bytes.slice(from, tokens[i].start)).trim());
+      from = tokens[i].end;
+    }
+    if (depth === 0) return { items: items.filter((x, j) => x !== '' || j > 0), close: i };
+  }
+  return { items, close: tokens.length - 1 };
+}
+
+function prepareText(sql: string): PreparedText {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const tokens = (scanSync(sql) as { tokens: Token[] }).tokens;
+  // PREPARE name [ ( type, … ) ] AS query
+  let i = 2;
+  let types: string[] = [];
+  if (tokens[i]?.text === '(') {
+    const l = parenList(bytes, tokens, i);
+    types = l.items;
+    i = l.close + 1;
+  }
+  const queryStart = tokens[i + 1]?.start ?? bytes.length;
+  const params: { n: number; start: number; end: number }[] = [];
+  for (const t of tokens) if (t.start >= queryStart && /^\$\d+$/.test(t.text)) params.push({ n: Number(t.text.slice(1)), start: t.start, end: t.end });
+  const parts: (string | number)[] = [];
+  let at = queryStart;
+  for (const p of params) {
+    parts.push(dec.decode(bytes.slice(at, p.start)), p.n);
+    at = p.end;
+  }
+  parts.push(dec.decode(bytes.slice(at)));
+  return { sql, parts, types, paramCount: Math.max(types.length, ...params.map((p) => p.n)) };
+}
+
+function executeArgs(sql: string): string[] {
+  const bytes = new TextEncoder().encode(sql);
+  const tokens = (scanSync(sql) as { tokens: Token[] }).tokens;
+  // EXECUTE name [ ( arg, … ) ]
+  return tokens[2]?.text === '(' ? parenList(bytes, tokens, 2).items : [];
+}
 
 export interface ParsedStatement {
   sql: string;
@@ -104,17 +190,62 @@ const UNSUPPORTED: Record<string, string> = {
   CreatedbStmt: 'CREATE DATABASE',
   DropdbStmt: 'DROP DATABASE',
   DiscardStmt: 'DISCARD',
-  // Prepared statements would live in PGlite's one backend, shared by every session and
-  // outliving the dry run that created them.
-  PrepareStmt: 'PREPARE / EXECUTE (prepared statements)',
-  ExecuteStmt: 'PREPARE / EXECUTE (prepared statements)',
-  DeallocateStmt: 'DEALLOCATE',
   LoadStmt: 'LOAD',
   CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
 };
 
+/**
+ * The statement name PostgreSQL's PreventInTransactionBlock reports for a statement that cannot
+ * run inside a transaction block (utility.c, vacuum.c, indexcmds.c, tablecmds.c, cluster.c,
+ * discard.c, xact.c), or undefined when the statement may run there.
+ */
+function refusedInBlock(type: string, body: Node): string | undefined {
+  switch (type) {
+    case 'VacuumStmt':
+      // ANALYZE alone may run in a block; VACUUM (with or without ANALYZE) may not.
+      return body.is_vacuumcmd === true ? 'VACUUM' : undefined;
+    case 'IndexStmt':
+      return body.concurrent === true ? 'CREATE INDEX CONCURRENTLY' : undefined;
+    case 'DropStmt':
+      return body.concurrent === true && body.removeType === 'OBJECT_INDEX' ? 'DROP INDEX CONCURRENTLY' : undefined;
+    case 'ReindexStmt': {
+      const concurrently = (body.params as Node[] | undefined)?.some((p) => (p.DefElem as Node | undefined)?.defname === 'concurrently');
+      if (concurrently) return 'REINDEX CONCURRENTLY';
+      return { REINDEX_OBJECT_SCHEMA: 'REINDEX SCHEMA', REINDEX_OBJECT_SYSTEM: 'REINDEX SYSTEM', REINDEX_OBJECT_DATABASE: 'REINDEX DATABASE' }[String(body.kind)];
+    }
+    case 'AlterSystemStmt':
+      return 'ALTER SYSTEM';
+    case 'CreatedbStmt':
+      return 'CREATE DATABASE';
+    case 'DropdbStmt':
+      return 'DROP DATABASE';
+    case 'CreateTableSpaceStmt':
+      return 'CREATE TABLESPACE';
+    case 'DropTableSpaceStmt':
+      return 'DROP TABLESPACE';
+    case 'ClusterStmt':
+      // CLUSTER of one table may run in a block; CLUSTER of every clustered table may not.
+      return body.relation ? undefined : 'CLUSTER';
+    case 'DiscardStmt':
+      return body.target === 'DISCARD_ALL' ? 'DISCARD ALL' : undefined;
+    case 'AlterTableStmt': {
+      let detach = false;
+      walk(body.cmds, (k, v) => {
+        if (k === 'PartitionCmd' && v.concurrent === true) detach = true;
+      });
+      return detach ? 'ALTER TABLE ... DETACH CONCURRENTLY' : undefined;
+    }
+    case 'TransactionStmt':
+      return body.kind === 'TRANS_STMT_COMMIT_PREPARED' ? 'COMMIT PREPARED' : body.kind === 'TRANS_STMT_ROLLBACK_PREPARED' ? 'ROLLBACK PREPARED' : undefined;
+  }
+  return undefined;
+}
+
 function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => number = (b) => b + 1): Classified {
   const [type, body] = Object.entries(stmt)[0] as [string, Node];
+  // The engine dry-runs every statement inside a transaction block, so none of these can be staged.
+  const refused = refusedInBlock(type, body);
+  if (refused) return { kind: 'unsupported', what: refused, refusedInBlock: refused };
   switch (type) {
     case 'TransactionStmt': {
       switch (body.kind) {
@@ -157,6 +288,12 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
         setTransaction: false,
       };
     }
+    case 'PrepareStmt':
+      return { kind: 'prepare', name: String(body.name), prepared: prepareText(sql) };
+    case 'ExecuteStmt':
+      return { kind: 'execute', name: String(body.name), args: executeArgs(sql) };
+    case 'DeallocateStmt':
+      return { kind: 'deallocate', name: body.isall === true ? null : String(body.name) };
     case 'VariableShowStmt':
       return { kind: 'show', name: String(body.name).toLowerCase() };
     case 'CopyStmt':
@@ -213,9 +350,21 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     r && typeof r.relname === 'string' ? { relname: r.relname, ref: ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname } : undefined;
   if (type === 'UpdateStmt' || type === 'DeleteStmt') target = named(rv(body.relation));
   else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1) target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
+  let lockingCte: { name: string; relname: string; ref: string } | undefined;
+  for (const c of ((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []) {
+    const cte = c.CommonTableExpr as Node | undefined;
+    const q = (cte?.ctequery as Node | undefined)?.SelectStmt as Node | undefined;
+    if (!q || !Array.isArray(q.lockingClause) || !Array.isArray(q.fromClause) || q.fromClause.length !== 1) continue;
+    const r = named((q.fromClause[0] as Node).RangeVar as Node | undefined);
+    if (r) {
+      lockingCte = { name: String(cte!.ctename), ...r };
+      break;
+    }
+  }
   return {
     lockingSelect,
     ...(target ? { target } : {}),
+    ...(lockingCte ? { lockingCte } : {}),
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,

@@ -28,6 +28,7 @@ const FIELDS = [
   'columns',
   'rows',
   'completedAfterStep',
+  'notices',
 ] as const satisfies readonly (keyof TraceEvent)[];
 
 const show = (v: unknown): string => (v === undefined ? '(none)' : JSON.stringify(v));
@@ -69,6 +70,16 @@ export function compareTraces(expected: PermutationTrace[], actual: PermutationT
         expected: exp.permutation,
         actual: act.permutation,
         description: `${at}: permutation expected ${show(exp.permutation)}, actual ${show(act.permutation)}`,
+      });
+    }
+    if (JSON.stringify(exp.trailingNotices) !== JSON.stringify(act.trailingNotices)) {
+      out.push({
+        permutation: name,
+        permutationIndex: p,
+        field: 'trailingNotices',
+        expected: exp.trailingNotices,
+        actual: act.trailingNotices,
+        description: `${at}: notices after the last step expected ${show(exp.trailingNotices)}, actual ${show(act.trailingNotices)}`,
       });
     }
     const m = Math.max(exp.events.length, act.events.length);

@@ -298,9 +298,11 @@ export async function runSpec(spec: Spec, driver: SessionDriver, opts: RunOption
 
 /** The JSON trace of runs: one TraceEvent per printed step line. */
 export function toTraces(runs: PermutationRun[]): PermutationTrace[] {
+  const texts = (ns: SessionNotice[]) => ns.map((n) => formatNotice(n).trimEnd());
   return runs.map((run) => ({
     permutation: run.permutation,
-    events: run.records.map((r) => ({ ...r.event })),
+    events: run.records.map((r) => ({ ...r.event, ...(r.notices?.length ? { notices: texts(r.notices) } : {}) })),
+    ...(run.trailingNotices?.length ? { trailingNotices: texts(run.trailingNotices) } : {}),
     ...(run.serverLog ? { serverLog: run.serverLog } : {}),
   }));
 }

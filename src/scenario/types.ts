@@ -65,6 +65,11 @@ export interface TraceEvent {
   rows?: (string | null)[][];
   /** For a step that waited: the name of the step after which its completion was seen. */
   completedAfterStep?: string;
+  /**
+   * Notices and warnings isolationtester prints before this line, in its order, as it prints
+   * them ("s1: WARNING:  there is already a transaction in progress", then DETAIL / HINT lines).
+   */
+  notices?: string[];
 }
 
 export interface PermutationTrace {
@@ -72,6 +77,8 @@ export interface PermutationTrace {
   events: TraceEvent[];
   /** The server log lines the permutation wrote, when the driver can read them (the simulator does). */
   serverLog?: string[];
+  /** Notices printed after the last step line (before the teardown's output). */
+  trailingNotices?: string[];
 }
 
 /** A PostgreSQL error or notice as the wire protocol reports it (ErrorResponse / NoticeResponse). */

@@ -37,7 +37,10 @@ export type FeatureTag =
   | 'savepoint'
   | 'lock-timeout'
   | 'plain-select'
-  | 'rollback';
+  | 'rollback'
+  | 'error-in-block'
+  | 'notice'
+  | 'prepared';
 
 export const ALL_FEATURES: readonly FeatureTag[] = [
   'update-nonkey',
@@ -57,6 +60,9 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
   'lock-timeout',
   'plain-select',
   'rollback',
+  'error-in-block',
+  'notice',
+  'prepared',
 ];
 
 /**
@@ -140,6 +146,8 @@ type Action =
   | { kind: 'savepoint' }
   | { kind: 'rollbackTo' }
   | { kind: 'setLockTimeout'; ms: number }
+  /** A statement that fails before it runs (parse error, refused in a block): the block aborts. */
+  | { kind: 'error' }
   | { kind: 'noop' };
 
 interface GenStep {
@@ -259,6 +267,10 @@ class Model {
         this.pump();
         return;
       case 'noop':
+        return;
+      case 'error':
+        this.fail(s);
+        this.pump();
         return;
       default:
         s.running = { action: a, index: 0 };
@@ -606,6 +618,19 @@ function drawStatement(
       return one(`SET lock_timeout = '${LOCK_TIMEOUT_MS}ms';`, { kind: 'setLockTimeout', ms: LOCK_TIMEOUT_MS });
     case 'plain-select':
       return one(`SELECT id FROM ${lockTable} WHERE id = ${k};`, { kind: 'noop' });
+    case 'error-in-block':
+      // Errors raised before execution, and statements PostgreSQL refuses inside a block.
+      return one(rng.pick(['SELEC 1;', `VACUUM ${lockTable};`, `CREATE INDEX CONCURRENTLY ON ${lockTable} (id);`, 'ALTER SYSTEM SET work_mem = 4096;']), { kind: 'error' });
+    case 'notice':
+      // Warnings that change nothing: BEGIN in a block, unlocking an advisory lock not held (keys 1–2 are the ones taken).
+      return one(rng.pick(['BEGIN;', 'SELECT pg_advisory_unlock(7);', 'SELECT pg_advisory_unlock_shared(8);']), { kind: 'noop' });
+    case 'prepared':
+      // Each session its own prepared statements; EXECUTE locks as the statement it runs.
+      return one(`PREPARE p_${name} (int) AS SELECT id FROM ${lockTable} WHERE id = $1 ${MODE_SQL[mode]}; EXECUTE p_${name}(${k});`, {
+        kind: 'rows',
+        rows: [row(lockTable, k)],
+        mode,
+      });
     default:
       throw new Error(`unknown feature ${tag}`);
   }

@@ -44,13 +44,17 @@ type RealOutcome = { traces: PermutationTrace[] } | { error: string };
 const POSTGRES_DB_OID = 5;
 
 /**
- * A lane database has its own OID, which PostgreSQL prints as the first field of an advisory
- * lock tag in deadlock DETAIL lines; map it back to `postgres`'s so lanes compare like the corpus.
+ * A lane database has its own OID, which PostgreSQL prints in deadlock DETAIL lines (the first
+ * field of an advisory lock tag, "… of database N" of a relation or tuple lock); map it back to
+ * `postgres`'s so lanes compare like the corpus.
  */
 function unLane(traces: PermutationTrace[], laneOid: number): PermutationTrace[] {
   for (const t of traces)
     for (const e of t.events)
-      if (e.detail) e.detail = e.detail.replaceAll(`advisory lock [${laneOid},`, `advisory lock [${POSTGRES_DB_OID},`);
+      if (e.detail)
+        e.detail = e.detail
+          .replaceAll(`advisory lock [${laneOid},`, `advisory lock [${POSTGRES_DB_OID},`)
+          .replaceAll(`of database ${laneOid}`, `of database ${POSTGRES_DB_OID}`);
   return traces;
 }
 

@@ -1,8 +1,8 @@
 /**
  * Manual fuzz runs: `npx tsx tests/fuzz/run.ts [--seeds N] [--start S] [--long] [--save] [--pg URL]`.
- * Plays N generated schedules (default 300, from seed S, default 1) on an embedded real
- * PostgreSQL 18 and on the simulator and prints a summary. `--long` draws from every feature,
- * including those with known divergences; `--save` writes each divergent seed to
+ * Plays N generated schedules (default 300, or 3,000 with `--long`; from seed S, default 1) on an
+ * embedded real PostgreSQL 18 and on the simulator and prints a summary. `--long` draws from every
+ * feature, including those with known divergences; `--save` writes each divergent seed to
  * tests/fuzz/regressions/seed-N.spec. Exit code 1 when anything diverged.
  */
 import { writeFileSync } from 'node:fs';
@@ -31,9 +31,9 @@ export function saveRegression(r: FuzzResult, long: boolean): string {
 }
 
 async function main(): Promise<void> {
-  const count = arg('--seeds', 300);
-  const start = arg('--start', 1);
   const long = process.argv.includes('--long');
+  const count = arg('--seeds', long ? 3000 : 300);
+  const start = arg('--start', 1);
   const save = process.argv.includes('--save');
   const pgIdx = process.argv.indexOf('--pg');
   let server: PgServer | undefined;

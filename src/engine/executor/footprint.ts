@@ -15,7 +15,11 @@ export interface CatalogTable {
   columns: string[];
   /** Columns a row image may set (not generated). */
   writable: string[];
-  uniqueIndexes: { name: string; columns: string[] }[];
+  /**
+   * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
+   * name, or an expression such as `lower(k)`), and a partial index's predicate.
+   */
+  uniqueIndexes: { name: string; columns: string[]; pred?: string }[];
   /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
   triggersOrRules: boolean;
 }
@@ -51,6 +55,9 @@ export interface InsertedTuple {
 }
 
 const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${SHADOW_SCHEMA}','${DIAG_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
+
+/** The user sequences, as regclass text (their values live outside transactions: dry runs advance them). */
+export const SEQUENCES_SQL = `SELECT c.oid::regclass::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${USER_NS} ORDER BY c.oid`;
 
 /** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
 export interface RelationInfo {
@@ -205,9 +212,11 @@ function strongest(a: RowLockMode, b: RowLockMode): RowLockMode {
 export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
-  (SELECT string_agg(ic.relname || ':' || (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum), ';')
+  (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', ic.relname,
+       'cols', (SELECT pg_catalog.json_agg(pg_catalog.pg_get_indexdef(i.indexrelid, k.ord, false) ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord)),
+       'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid)) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
-     WHERE i.indrelid = c.oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL),
+     WHERE i.indrelid = c.oid AND i.indisunique),
   c.relhastriggers OR c.relhasrules
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
@@ -225,10 +234,11 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
     columns: cols ? cols.split(',') : [],
     writable: wcols ? wcols.split(',') : [],
     uniqueIndexes: idx
-      ? idx.split(';').map((s) => {
-          const [iname, icols] = s.split(':');
-          return { name: iname, columns: (icols ?? '').split(',') };
-        })
+      ? (JSON.parse(idx) as { name: string; cols: string[]; pred: string | null }[]).map((ix) => ({
+          name: ix.name,
+          columns: ix.cols,
+          ...(ix.pred !== null ? { pred: ix.pred } : {}),
+        }))
       : [],
     triggersOrRules: trig !== 'f',
   }));
@@ -238,10 +248,13 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
 export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | null {
   if (!table.uniqueIndexes.length || !ctids.length) return null;
   const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
+  // Key columns are SQL as pg_get_indexdef prints them (a quoted name, or an expression), evaluated
+  // on the row; a partial index holds the row only when its predicate does.
   const parts = table.uniqueIndexes.map((ix) => {
-    const allNotNull = ix.columns.map((c) => `${q(c)} IS NOT NULL`).join(' AND ');
-    const vals = ix.columns.map((c) => `${q(c)}::text`).join(` || ', ' || `);
-    return `CASE WHEN ${allNotNull} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
+    const allNotNull = ix.columns.map((c) => `(${c}) IS NOT NULL`).join(' AND ');
+    const vals = ix.columns.map((c) => `(${c})::text`).join(` || ', ' || `);
+    const pred = ix.pred !== undefined ? ` AND (${ix.pred}) IS TRUE` : '';
+    return `CASE WHEN ${allNotNull}${pred} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
   });
   return `SELECT ctid::text, ${parts.join(', ')} FROM ${q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
 }
