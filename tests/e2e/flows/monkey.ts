@@ -39,6 +39,7 @@ const ACTIONS = [
   ['step-hash', 3],
   ['lang', 4],
   ['presenter', 3],
+  ['burst', 7],
 ] as const;
 type ActionName = (typeof ACTIONS)[number][0];
 
@@ -109,6 +110,24 @@ function lessonTables(id: string): string[] {
 interface Seen {
   mode: string;
   view: PlayerView;
+  /** The rest of the page the snapshot draws, as text: pg_locks, the data tables, the timeline marks, the server log. */
+  panels: Record<string, string>;
+}
+
+/** Reads the panels beyond the harness's view that the snapshot alone decides. */
+async function panels(ctx: FlowContext): Promise<Record<string, string>> {
+  const text = (selector: string) =>
+    ctx.page.locator(selector).evaluateAll((els) => els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()).join(' | '));
+  return {
+    pg_locks: await text('[data-testid="lock-table"] tbody tr'),
+    'data tables': await text('[data-testid="data-table"]'),
+    'timeline marks': (
+      await ctx
+        .byTestId('timeline-mark')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? e.getAttribute('data-kind') ?? ''))
+    ).join(' | '),
+    'server log': await text('[data-testid="server-log"]'),
+  };
 }
 
 /**
@@ -128,7 +147,11 @@ function coreDiff(a: PlayerView, b: PlayerView): string[] {
 }
 
 function compare(before: Seen, after: Seen): string[] {
-  return before.mode === after.mode ? diffViews(before.view, after.view) : coreDiff(before.view, after.view);
+  if (before.mode !== after.mode) return coreDiff(before.view, after.view);
+  const out = diffViews(before.view, after.view);
+  for (const [k, v] of Object.entries(before.panels))
+    if (after.panels[k] !== v) out.push(`${k} differs:\n  before "${v}"\n  after  "${after.panels[k]}"`);
+  return out;
 }
 
 /** Options of one monkey run. */
@@ -167,7 +190,7 @@ class Monkey {
   }
 
   async seen(): Promise<Seen> {
-    return { mode: await this.mode(), view: await this.ctx.view() };
+    return { mode: await this.mode(), view: await this.ctx.view(), panels: await panels(this.ctx) };
   }
 
   async presenter(): Promise<boolean> {
@@ -304,6 +327,8 @@ class Monkey {
         return this.lang();
       case 'presenter':
         return this.togglePresenter();
+      case 'burst':
+        return this.burst();
     }
   }
 
@@ -507,6 +532,159 @@ class Monkey {
     await this.noEngineError(what);
     await this.recordForward();
     return what;
+  }
+
+  /**
+   * An impatient learner: a first action, then 1–3 more clicks and keys while the player is still
+   * busy with it (no waiting in between), sometimes ending with a switch to another lesson. The
+   * queue must end in a consistent state: no engine message that the learner did not cause, the
+   * URL naming what is shown, and views that provably were not touched still equal.
+   */
+  async burst(): Promise<string> {
+    const { ctx } = this;
+    const [c, total] = await ctx.position();
+    const ops: string[] = [];
+    // Lower bound of the cursor over the burst, and the lowest cursor whose state may have changed.
+    let pos = c;
+    let low = c;
+    let dirty = Infinity;
+    let adhoc = false;
+    const quick = async (op: string) => {
+      switch (op) {
+        case 'next':
+          await ctx.byTestId('step-next').click({ force: true });
+          break;
+        case 'prev':
+          await ctx.byTestId('step-prev').click({ force: true });
+          break;
+        case '→':
+        case '←':
+          await this.blur();
+          await ctx.page.keyboard.press(op === '→' ? 'ArrowRight' : 'ArrowLeft');
+          break;
+        case 'reset':
+          await ctx.byTestId('step-reset').click({ force: true });
+          break;
+        case 'lang': {
+          const select = ctx.byTestId('lang-switch');
+          const cur = await select.inputValue();
+          const langs = await select.locator('option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
+          await select.selectOption(langs.find((l) => l !== cur) ?? cur);
+          break;
+        }
+        case 'presenter':
+          await ctx.byTestId('presenter-toggle').click();
+          break;
+      }
+      if (op === 'prev' || op === '←') low = Math.min(low, (pos = Math.max(0, pos - 1)));
+      if (op === 'reset') low = dirty = pos = 0;
+      ops.push(op);
+    };
+
+    // The first action, started while the player is idle.
+    const first = weighted(this.rng, [
+      ['adhoc', 4],
+      ['next', 3],
+      ['prev', 2],
+      ['mark', 1],
+    ] as const);
+    const sql = weighted(this.rng, [
+      [RUNAWAY, 1],
+      ['SELECT pg_sleep(2)', 1],
+      ['BEGIN', 1],
+      ['SELECT * FROM $t ORDER BY 1 LIMIT 2 FOR UPDATE', 1],
+    ] as const).replace(/\$t/g, pick(this.rng, [...lessonTables(this.lesson), 'no_such_table']));
+    const panes = await ctx.panes();
+    const pane = pick(this.rng, panes);
+    const more = randInt(this.rng, 1, 3);
+    const quickOps = Array.from({ length: more }, () =>
+      weighted(this.rng, [
+        ['next', 4],
+        ['prev', 4],
+        ['→', 2],
+        ['←', 2],
+        ['reset', 1],
+        ['lang', 1],
+        ['presenter', 1],
+      ] as const),
+    );
+    const ending = weighted(this.rng, [
+      ['none', 6],
+      ['lesson-hash', 2],
+      ['lesson-list', 1],
+    ] as const);
+    const target = pick(this.rng, lessonIds());
+
+    if (first === 'adhoc') {
+      const input = ctx.pane(pane.session).locator('form.adhoc textarea');
+      if ((await input.count()) > 0) {
+        await ctx.submitAdHoc(pane.session, sql);
+        ops.push(`adhoc ${pane.session} (${pane.state}): ${sql}`);
+        adhoc = true;
+        dirty = Math.min(dirty, pos);
+      } else ops.push('adhoc: no input');
+    } else if (first === 'mark') {
+      const marks = ctx.byTestId('timeline-mark');
+      if ((await marks.count()) > 0) {
+        await marks.first().focus();
+        await ctx.page.keyboard.press('Enter');
+        low = pos = 0;
+        ops.push('mark 1 (Enter)');
+      } else ops.push('mark: none');
+    } else await quick(first);
+    for (const op of quickOps) await quick(op);
+
+    let switched: string | null = null;
+    if (ending === 'lesson-hash') {
+      await ctx.page.evaluate((h) => (location.hash = h), `#/lessons/${target}`);
+      switched = target;
+      ops.push(`hash #/lessons/${target}`);
+    } else if (ending === 'lesson-list') {
+      await ctx.page.locator('header a[href="#/"]').first().click();
+      const row = ctx.page.locator(`[data-testid="lesson-row"][data-lesson="${target}"] a`).first();
+      await row.waitFor({ state: 'visible', timeout: 10_000 });
+      await row.click();
+      switched = target;
+      ops.push(`lesson list → ${target}`);
+    }
+    const what = `burst at ${c}/${total}: ${ops.join(', ')}`;
+
+    // Let the queue drain, and the route effects it triggers run.
+    await this.idle(what);
+    await ctx.page.waitForTimeout(300);
+    await this.idle(what);
+    const [now, shownTotal] = await ctx.position();
+    const msg = await this.engineError();
+    if (switched !== null) {
+      const url = ctx.page.url();
+      const want = scriptItems(switched).length;
+      assert(
+        url.endsWith(`#/lessons/${switched}/step/0`) || (switched === this.lesson && url.endsWith(`#/lessons/${switched}`)),
+        `${what}: after opening ${switched} the URL is ${url}`,
+      );
+      assert(
+        now === 0 && shownTotal === want,
+        `${what}: ${switched} should be at step 0 of ${want}, the player shows ${now} of ${shownTotal}`,
+      );
+      assert(msg === null, `${what}: unexpected engine message "${msg}"`);
+      if (switched !== this.lesson) {
+        this.lesson = switched;
+        await this.checkPristine(what);
+      } else {
+        for (const k of [...this.forward.keys()]) if (k > 0) this.forward.delete(k);
+        if (dirty === 0 || adhoc) this.forward.delete(0);
+        await this.checkBack(0, what);
+      }
+      return `${what} → ${switched} step 0`;
+    }
+    if (msg !== null) assert(adhoc && ADHOC_MESSAGES.some((re) => re.test(msg)), `${what}: unexpected engine message "${msg}"`);
+    if (adhoc && sql === RUNAWAY && msg !== null && /was stopped/.test(msg)) this.count('watchdog stops');
+    this.assertUrl(now, what);
+    assert(now >= low && now <= total, `${what}: the step counter shows ${now}, outside [${low}, ${total}]`);
+    for (const k of [...this.forward.keys()]) if (k > low || k >= dirty) this.forward.delete(k);
+    if (now === low) await this.checkBack(now, what);
+    else await this.recordForward();
+    return `${what} → step ${now}`;
   }
 
   /** After asking for lesson `id` at step 0: waits until it is open and checks step 0. */
