@@ -114,19 +114,24 @@ interface Seen {
   panels: Record<string, string>;
 }
 
+const PANELS: [string, string, string | null][] = [
+  ['pg_locks', '[data-testid="lock-table"] tbody tr', null],
+  ['data tables', '[data-testid="data-table"]', null],
+  ['timeline marks', '[data-testid="timeline-mark"]', 'aria-label'],
+  ['server log', '[data-testid="server-log"]', null],
+];
+
 /** Reads the panels beyond the harness's view that the snapshot alone decides. */
 async function panels(ctx: FlowContext): Promise<Record<string, string>> {
-  return ctx.page.evaluate(() => {
-    const text = (selector: string) =>
-      [...document.querySelectorAll<HTMLElement>(selector)].map((e) => e.innerText.replace(/\s+/g, ' ').trim()).join(' | ');
-    const marks = [...document.querySelectorAll('[data-testid="timeline-mark"]')];
-    return {
-      pg_locks: text('[data-testid="lock-table"] tbody tr'),
-      'data tables': text('[data-testid="data-table"]'),
-      'timeline marks': marks.map((e) => e.getAttribute('aria-label') ?? e.getAttribute('data-kind') ?? '').join(' | '),
-      'server log': text('[data-testid="server-log"]'),
-    };
-  });
+  // No named function inside: tsx's keepNames would wrap it in a helper the page does not have.
+  return ctx.page.evaluate((selectors) => {
+    const out: Record<string, string> = {};
+    for (const [key, selector, attr] of selectors)
+      out[key] = [...document.querySelectorAll<HTMLElement>(selector)]
+        .map((e) => (attr ? (e.getAttribute(attr) ?? '') : e.innerText.replace(/\s+/g, ' ').trim()))
+        .join(' | ');
+    return out;
+  }, PANELS);
 }
 
 /**
