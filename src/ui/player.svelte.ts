@@ -94,7 +94,18 @@ export class Player {
     this.asking = null;
     return this.#run((b) => b.next());
   };
-  prev = () => (this.atStart ? Promise.resolve(this.state) : this.#run((b) => b.goto(this.cursor - 1)));
+  /**
+   * Undoes one step. The target is read in the queue, not at the press: a second press before
+   * the first one lands goes one more step back, and a press that reaches the start does nothing.
+   */
+  prev = (): Promise<PlayerState | null> => {
+    if (this.atStart) return Promise.resolve(this.state);
+    return this.#run(async (b) => {
+      const s = this.state;
+      if (s && s.cursor <= 0) return s;
+      return b.goto(Math.max(0, (s?.cursor ?? 0) - 1));
+    });
+  };
   goto = (cursor: number) => this.#run((b) => b.goto(cursor));
   reset = () => {
     this.pause();

@@ -16,6 +16,18 @@ describe('Player', () => {
     expect(p.cursor).toBe(2);
   });
 
+  it('rapid prev() presses each undo one step and stop at the start (no goto below 0)', async () => {
+    const backend = fixtureBackend(deadlockScenario);
+    const asked: number[] = [];
+    const p = new Player({ ...backend, goto: (c) => (asked.push(c), backend.goto(c)) });
+    await p.open({ kind: 'lesson', id: 'deadlock' }, 2);
+    asked.length = 0;
+    await Promise.all([p.prev(), p.prev(), p.prev()]);
+    expect(asked).toEqual([1, 0]);
+    expect(p.cursor).toBe(0);
+    expect(p.failure).toBeNull();
+  });
+
   it('opens at a given cursor and knows start and end', async () => {
     const p = new Player(fixtureBackend(deadlockScenario));
     await p.open({ kind: 'lesson', id: 'deadlock' }, 10);

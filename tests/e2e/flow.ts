@@ -5,5 +5,7 @@ export interface Flow {
   name: string;
   title: string;
   viewport?: { width: number; height: number };
+  /** Overrides the runner's per-flow time limit (ms) for a flow that is long by design. */
+  timeoutMs?: number;
   run: (ctx: FlowContext) => Promise<void>;
 }

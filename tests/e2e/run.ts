@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       const ctx = await FlowContext.create(context, baseUrl, OUT, flow.name);
       let error: unknown = null;
       try {
-        await withTimeout(flow.run(ctx), FLOW_TIMEOUT_MS, `flow ${flow.name}`);
+        await withTimeout(flow.run(ctx), flow.timeoutMs ?? FLOW_TIMEOUT_MS, `flow ${flow.name}`);
         ctx.assertNoConsoleErrors();
       } catch (e) {
         error = e;
