@@ -36,7 +36,7 @@ describe('NarrationPanel', () => {
     prefs.setLang('ru');
     await waitFor(() => expect(screen.getByTestId('narration-text').textContent).toBe('A списывает со счёта 1 и блокирует строку 1.'));
     await rerender({ script: guidedScript, cursor: 6, summary: guidedLesson.summary });
-    expect(screen.getByTestId('narration-step').textContent).toBe('Шаг 6: Пауза: проходит 1.5 s виртуального времени');
+    expect(screen.getByTestId('narration-step').textContent).toBe('Шаг 6: Пауза: проходит 1,5 с виртуального времени');
     expect(screen.getByTestId('narration-text').textContent).toBe('Идёт время.');
   });
 
