@@ -995,17 +995,26 @@ export class Engine {
         return this.ssiError(s, e);
       }
     }
+    let outcome: 'ok' | 'error' | 'wait' | undefined;
     if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && this.hasRowConflicts(s, dry.plan)) {
-      await this.restoreSequences(seqs);
-      dry = await this.dryRun(s, st, true);
-      if (dry.raw.error) {
-        step.error = dry.raw.error;
-        this.keepSessionAdvisory(s, dry.sessionAdvisory);
-        this.abortTxnState(s, true);
-        return 'error';
+      // SKIP LOCKED passes over rows only: the staged sessions hold their relation and advisory
+      // locks in PGlite too, where a conflicting one would block its single backend for good.
+      // The lock model decides the locks the statement takes before it locks rows first; the
+      // staged dry run runs only once they are granted.
+      const first = this.walkPlan(s, st, dry, HEAVYWEIGHT_ITEMS);
+      if (first !== 'ok') outcome = first;
+      else {
+        await this.restoreSequences(seqs);
+        dry = await this.dryRun(s, st, true);
+        if (dry.raw.error) {
+          step.error = dry.raw.error;
+          this.keepSessionAdvisory(s, dry.sessionAdvisory);
+          this.abortTxnState(s, true);
+          return 'error';
+        }
       }
     }
-    const outcome = this.walkPlan(s, st, dry);
+    outcome ??= this.walkPlan(s, st, dry);
     // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
     // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
     // keeps the row it formed for after the wait: either way the re-run takes the values again, so
@@ -1015,7 +1024,9 @@ export class Engine {
     if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
     // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
     const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
-    if (outcome === 'wait' && !step.epq && st.cls.kind === 'dml' && scanned) {
+    // A relation lock is taken while the statement is parsed, before its snapshot: after that
+    // wait it scans afresh, unrestricted.
+    if (outcome === 'wait' && !step.epq && step.wait?.tag.type !== 'relation' && st.cls.kind === 'dml' && scanned) {
       const oid = this.catalog.find((c) => c.name === scanned.relname)?.oid;
       if (oid !== undefined) {
         // The rows the scan found: those it is locking now, and those this session already held.
@@ -1703,14 +1714,15 @@ export class Engine {
     return plan.some((p) => p.kind === 'row' && this.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
   }
 
-  /** Walks the acquisition plan in the lock model. */
-  private walkPlan(s: Sess, st: ParsedStatement, dry: DryRun): 'ok' | 'error' | 'wait' {
+  /** Walks the acquisition plan in the lock model (only the items of `kinds` when given). */
+  private walkPlan(s: Sess, st: ParsedStatement, dry: DryRun, kinds?: ReadonlySet<PlanItem['kind']>): 'ok' | 'error' | 'wait' {
     const step = s.step!;
     const txn = s.txn!;
     const depth = txn.savepoints.length;
     const cls = st.cls.kind === 'dml' ? st.cls : undefined;
     this.releaseStaleTupleLocks(s, dry.plan);
     for (const item of dry.plan) {
+      if (kinds && !kinds.has(item.kind)) continue;
       switch (item.kind) {
         case 'rel':
         case 'adv': {
@@ -2469,6 +2481,9 @@ const FETCH_PAIR = 'SAVEPOINT lockstep_f;\nFETCH 1 FROM lockstep_cursor;\n';
 function cursorSql(sql: string): string {
   return `SAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n${FETCH_PAIR.repeat(CURSOR_BATCH)}SAVEPOINT lockstep_s;\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`;
 }
+
+/** The plan items a statement takes before it locks rows: its relation locks and advisory locks. */
+const HEAVYWEIGHT_ITEMS: ReadonlySet<PlanItem['kind']> = new Set(['rel', 'adv']);
 
 /** The end of a dry run: ROLLBACK, and the session-level advisory locks that survive it (then released). */
 function dryRunEnd(needSessionAdvisory: boolean): string {

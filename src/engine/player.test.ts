@@ -249,3 +249,20 @@ describe('Player: a terminated session', () => {
     ]);
   });
 });
+
+describe('Player: SKIP LOCKED behind a table lock', () => {
+  it('W2 waits for the SHARE lock W1 took off script, then claims job 2', async () => {
+    const p = await Player.create(lesson('skip-locked-queue'), { executor: ex });
+    await p.next(); // W1 claims job 1 and keeps its transaction open
+    await p.adHoc('W1', 'LOCK TABLE jobs IN SHARE MODE NOWAIT');
+    // W2's claim needs ROW EXCLUSIVE on jobs: the lock model, not PGlite, makes it wait.
+    await p.next();
+    let s = p.view().snapshot;
+    expect(session(s, 'W1').state).not.toBe('waiting');
+    expect(session(s, 'W2').state).toBe('waiting');
+    await p.adHoc('W1', 'COMMIT');
+    s = p.view().snapshot;
+    expect(session(s, 'W2').state).not.toBe('waiting');
+    expect(session(s, 'W2').history?.at(-1)?.results?.at(-1)?.rows).toEqual([['2']]);
+  });
+});
