@@ -4,7 +4,9 @@
  * and only the learner can tell: with `onOverdue`, the client reports the overrun and counts
  * down (`graceMs`); the learner may keep waiting (`keepMs` more each time) or stop at once. A
  * stopped request gets the worker terminated and replaced, and the new worker is rebuilt from
- * the last history the old one confirmed, that is, the history without the stopped action.
+ * the last history the old one confirmed. A stopped statement (a step or an ad-hoc one) then
+ * joins that history as cancelled, as a client's cancel request ends it in PostgreSQL (57014):
+ * the player moves past it and never runs it again; any other stopped action is left out.
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
@@ -147,7 +149,7 @@ export class EngineClient {
     } catch (e) {
       if (!(e instanceof WorkerLost)) throw e;
       this.opts.onEvent?.({ type: 'watchdog', command: cmd.type, limitMs, reason: e.message });
-      return this.recover(explain(cmd, limitMs, e.message, e.afterMs));
+      return this.recover(explain(cmd, limitMs, e.message, e.afterMs), cancelledAction(cmd));
     }
     return this.accept(r);
   }
@@ -160,13 +162,13 @@ export class EngineClient {
     return r.state;
   }
 
-  /** A new worker, the scenario reopened, the confirmed history replayed. */
-  private async recover(error: string): Promise<PlayerView> {
+  /** A new worker, the scenario reopened, the confirmed history replayed (then `cancelled`, if given). */
+  private async recover(error: string, cancelled?: PlayerAction): Promise<PlayerView> {
     const t0 = performance.now();
     this.worker.terminate();
     this.worker = this.opts.createWorker();
     if (!this.source) throw new Error(error);
-    const history = this.history;
+    const history = cancelled ? [...this.history, cancelled] : this.history;
     try {
       await this.send({ type: 'open', source: this.source }, this.limits.openMs);
       const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length));
@@ -242,6 +244,15 @@ export class EngineClient {
       worker.postMessage({ ...cmd, id });
     });
   }
+}
+
+/** The stopped statement as it joins the history (cancelled), or undefined for any other command. */
+function cancelledAction(cmd: Command): PlayerAction | undefined {
+  if (cmd.type !== 'action') return undefined;
+  const a = cmd.action;
+  if (a.type === 'step') return { type: 'step', cancelled: true };
+  if (a.type === 'adhoc') return { type: 'adhoc', session: a.session, sql: a.sql, cancelled: true };
+  return undefined;
 }
 
 /** What a command runs, in the learner's terms. */
