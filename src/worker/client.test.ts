@@ -32,7 +32,7 @@ class FakeWorker implements WorkerLike {
 const runaway = 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r';
 
 describe('EngineClient watchdog', () => {
-  it('replaces a stuck worker and rebuilds from the history without the runaway action', async () => {
+  it('replaces a stuck worker and rebuilds from the history, the runaway statement joining it as cancelled', async () => {
     const workers: FakeWorker[] = [];
     const events: string[] = [];
     const client = new EngineClient({
@@ -55,7 +55,14 @@ describe('EngineClient watchdog', () => {
     const rebuilt = workers[1].received.map(({ id: _id, ...rest }) => rest);
     expect(rebuilt).toEqual([
       { type: 'open', source: { kind: 'spec', text: 'x' } },
-      { type: 'replay', history: [{ type: 'step' }, { type: 'adhoc', session: 'A', sql: 'SELECT 1' }] },
+      {
+        type: 'replay',
+        history: [
+          { type: 'step' },
+          { type: 'adhoc', session: 'A', sql: 'SELECT 1' },
+          { type: 'adhoc', session: 'B', sql: runaway, cancelled: true },
+        ],
+      },
     ]);
     expect(state.error).toBe('The statement did not finish within 0.05 s and was stopped; the scenario was rebuilt from its history.');
     expect(state).toMatchObject({ cursor: 1, offScript: true });
@@ -65,7 +72,7 @@ describe('EngineClient watchdog', () => {
     const after = await client.act({ type: 'step' });
     expect(after.error).toBeUndefined();
     expect(after.cursor).toBe(2);
-    expect(client.confirmedHistory).toHaveLength(3);
+    expect(client.confirmedHistory).toHaveLength(4);
   });
 
   it('treats a crashed worker like a stuck one', async () => {
@@ -85,7 +92,8 @@ describe('EngineClient watchdog', () => {
     expect(workers).toHaveLength(2);
     expect(state.error).toBe(
       'The statement failed (the worker crashed: RuntimeError: Aborted(OOM)); the scenario was rebuilt from its history.',
-    );
+    ); // A crash is no cancel: the statement is left out of the rebuilt history.
+    expect(workers[1].received.at(-1)).toMatchObject({ type: 'replay', history: [] });
   });
 
   it('explains a stuck clock move in its own words', () => {

@@ -6,7 +6,8 @@
  * stopped request gets the worker terminated and replaced, and the new worker is rebuilt from
  * the last history the old one confirmed. A stopped statement (a step or an ad-hoc one) then
  * joins that history as cancelled, as a client's cancel request ends it in PostgreSQL (57014):
- * the player moves past it and never runs it again; any other stopped action is left out.
+ * the player moves past it and never runs it again. Any other stopped action, and an action
+ * whose worker crashed, is left out.
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
@@ -71,6 +72,8 @@ class WorkerLost extends Error {
     message: string,
     /** How long the request ran before it was stopped, when it was stopped past its limit. */
     readonly afterMs?: number,
+    /** The client stopped it for running past its limit (not a crash). */
+    readonly stopped = false,
   ) {
     super(message);
   }
@@ -149,7 +152,8 @@ export class EngineClient {
     } catch (e) {
       if (!(e instanceof WorkerLost)) throw e;
       this.opts.onEvent?.({ type: 'watchdog', command: cmd.type, limitMs, reason: e.message });
-      return this.recover(explain(cmd, limitMs, e.message, e.afterMs), cancelledAction(cmd));
+      // Only a statement stopped for running too long is a cancel; after a crash it is left out.
+      return this.recover(explain(cmd, limitMs, e.message, e.afterMs), e.stopped ? cancelledAction(cmd) : undefined);
     }
     return this.accept(r);
   }
@@ -205,7 +209,7 @@ export class EngineClient {
       const stop = (how: string): void => {
         const afterMs = performance.now() - t0;
         done();
-        reject(new WorkerLost(`${how} after ${Math.round(afterMs)} ms`, afterMs));
+        reject(new WorkerLost(`${how} after ${Math.round(afterMs)} ms`, afterMs, true));
       };
       const report = (stopAt: number): void => {
         clearTimeout(hard);
@@ -223,7 +227,7 @@ export class EngineClient {
       const timer = setTimeout(() => {
         if (!onOverdue) {
           done();
-          reject(new WorkerLost(`no answer within ${limitMs} ms`));
+          reject(new WorkerLost(`no answer within ${limitMs} ms`, undefined, true));
           return;
         }
         overdue = true;
