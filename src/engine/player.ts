@@ -57,6 +57,8 @@ export interface PlayerOptions {
   executor?: PgliteExecutor;
   /** 0-based permutation index for specs that list none or several (default 0). */
   permutation?: number;
+  /** Script items the learner stopped before (a reopened scenario): they run as cancelled. */
+  cancelledSteps?: readonly number[];
 }
 
 /** A refused action (nothing changed): the message is for the learner. */
@@ -113,6 +115,7 @@ export class Player {
     if (!perm) throw new Error(`no permutation ${index + 1}: the spec has ${spec.permutations.length}`);
     const ex = opts.executor ?? (await PgliteExecutor.create());
     const player = new Player(spec, perm, ex, !opts.executor);
+    for (const k of opts.cancelledSteps ?? []) player.cancelledSteps.add(k);
     await player.rebuild([]);
     return player;
   }

@@ -89,19 +89,26 @@ export class EngineClient {
   private history: PlayerAction[] = [];
   private cursor = 0;
   private overdueShown = false;
+  private cancelled: number[] = [];
 
   constructor(private readonly opts: ClientOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.worker = opts.createWorker();
   }
 
-  /** Opens a scenario; the start of its script. */
-  open(source: ScenarioSource): Promise<PlayerView> {
+  /** Opens a scenario; the start of its script. `cancelledSteps`: script items stopped before, run as cancelled. */
+  open(source: ScenarioSource, cancelledSteps: readonly number[] = []): Promise<PlayerView> {
     return this.serial(async () => {
       this.source = source;
       this.history = [];
-      return this.call({ type: 'open', source }, this.limits.openMs);
+      this.cancelled = [...cancelledSteps];
+      return this.call(this.openCommand(), this.limits.openMs);
     });
+  }
+
+  /** Script items of the open scenario that the learner stopped (they run as cancelled from then on). */
+  get cancelledSteps(): readonly number[] {
+    return this.cancelled;
   }
 
   /** Performs one action (next step, ad-hoc SQL, clock move). */
@@ -132,6 +139,11 @@ export class EngineClient {
     this.worker.terminate();
     if (this.overdueShown) this.opts.onOverdue?.(null);
     this.overdueShown = false;
+  }
+
+  private openCommand(): Command {
+    if (!this.source) throw new Error('no scenario is open');
+    return { type: 'open', source: this.source, ...(this.cancelled.length ? { cancelledSteps: [...this.cancelled] } : {}) };
   }
 
   private rebuildLimit(actions: number): number {
@@ -173,8 +185,10 @@ export class EngineClient {
     this.worker = this.opts.createWorker();
     if (!this.source) throw new Error(error);
     const history = cancelled ? [...this.history, cancelled] : this.history;
+    // The stopped step is the script item at the confirmed cursor.
+    if (cancelled?.type === 'step' && !this.cancelled.includes(this.cursor)) this.cancelled = [...this.cancelled, this.cursor];
     try {
-      await this.send({ type: 'open', source: this.source }, this.limits.openMs);
+      await this.send(this.openCommand(), this.limits.openMs);
       const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length));
       const state = this.accept(r);
       this.opts.onEvent?.({ type: 'rebuilt', actions: history.length, ms: performance.now() - t0 });

@@ -42,7 +42,7 @@ async function timedNext(ctx: FlowContext, cursor: number, what: string): Promis
 const runawayStep: Flow = {
   name: 'runaway-step',
   title:
-    'a runaway step stopped from the countdown ends with 57014 (block aborted, 25P02 after); Next moves on; Prev/Next replay it as cancelled',
+    'a runaway step stopped from the countdown ends with 57014 (block aborted, 25P02 after); Next moves on; Prev/Next and a reload replay it as cancelled',
   viewport: { width: 1440, height: 900 },
   async run(ctx) {
     await ctx.page.goto(ctx.url('#/lab'));
@@ -106,8 +106,19 @@ const runawayStep: Flow = {
     const ru = await line(ctx, 'a2');
     assert(ru.sqlstate === '57014', `the stopped line in Russian: ${JSON.stringify(ru)}`);
     await ctx.shot('cancelled-ru');
+
+    // A reload keeps the learner's choice: playing the scenario again runs the step as cancelled.
+    await ctx.page.reload();
+    await waitFor(() => ctx.byTestId('lab-play').isEnabled(), 'the lab did not come back after a reload with Play enabled', 30_000);
+    await ctx.byTestId('lab-play').click();
+    await ctx.waitForCursor(0, 'playing the scenario again after a reload', 40_000);
+    await ctx.next();
+    const again = await timedNext(ctx, 2, 'Next onto the cancelled step after a reload');
+    assert(again < 1000, `after a reload, the cancelled step took ${again} ms (the runaway ran again?)`);
+    const reloaded = await line(ctx, 'a2');
+    assert(reloaded.sqlstate === '57014', `the stopped line after a reload: ${JSON.stringify(reloaded)}`);
     ctx.assertNoConsoleErrors();
-    console.log(`      runaway-step: Next after the cancel ${ms} ms, redo ${redo} ms`);
+    console.log(`      runaway-step: Next after the cancel ${ms} ms, redo ${redo} ms, after a reload ${again} ms`);
   },
 };
 
