@@ -21,6 +21,11 @@ class FakeWorker implements WorkerLike {
     const cursor = this.history.filter((a) => a.type === 'step').length;
     const state = { snapshot: {}, script: [], cursor, offScript: this.history.some((a) => a.type !== 'step') } as unknown as PlayerView;
     const res: Response = { id: req.id, ok: true, state, history: [...this.history], timing: { handleMs: 1 } };
+    this.deliver(req, res);
+  }
+
+  /** Answers a request (at once, in a microtask). */
+  protected deliver(_req: Request, res: Response): void {
     queueMicrotask(() => this.onmessage?.({ data: res } as MessageEvent));
   }
 
@@ -73,6 +78,34 @@ describe('EngineClient watchdog', () => {
     expect(after.error).toBeUndefined();
     expect(after.cursor).toBe(2);
     expect(client.confirmedHistory).toHaveLength(4);
+  });
+
+  it('gives the rebuild the time the replayed heavy work took when it was done', async () => {
+    // The heavy statement took 100 ms in the worker; replaying it takes as long again.
+    class Slow extends FakeWorker {
+      protected override deliver(req: Request, res: Response): void {
+        const heavy = req.type === 'replay' || (req.type === 'action' && req.action.type === 'adhoc' && req.action.sql === 'HEAVY');
+        if (!heavy) return super.deliver(req, res);
+        const data = { ...res, timing: { handleMs: 100 } };
+        setTimeout(() => this.onmessage?.({ data } as MessageEvent), req.type === 'replay' ? 120 : 0);
+      }
+    }
+    const workers: FakeWorker[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new Slow();
+        workers.push(w);
+        return w;
+      },
+      limits: { actionMs: 50, perActionMs: 10 },
+    });
+    await client.open({ kind: 'spec', text: 'x' });
+    await client.act({ type: 'adhoc', session: 'A', sql: 'HEAVY' });
+    // 50 + 2 × 10 ms would stop the 120 ms replay; the heavy statement's 100 ms is added.
+    const state = await client.act({ type: 'adhoc', session: 'B', sql: runaway });
+    expect(workers).toHaveLength(2);
+    expect(state.error).not.toMatch(/Rebuilding failed/);
+    expect(client.confirmedHistory).toHaveLength(2);
   });
 
   it('treats a crashed worker like a stuck one', async () => {

@@ -90,6 +90,8 @@ export class EngineClient {
   private cursor = 0;
   private overdueShown = false;
   private cancelled: number[] = [];
+  /** What each confirmed action took in the worker (ms; 0 when unknown): a rebuild replays that work again. */
+  private costs: number[] = [];
 
   constructor(private readonly opts: ClientOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
@@ -101,6 +103,7 @@ export class EngineClient {
     return this.serial(async () => {
       this.source = source;
       this.history = [];
+      this.costs = [];
       this.cancelled = [...cancelledSteps];
       return this.call(this.openCommand(), this.limits.openMs);
     });
@@ -119,8 +122,9 @@ export class EngineClient {
   /** Restores the state at a script cursor (undo, or steps forward), or a moment `atMs` inside that step. */
   goto(cursor: number, atMs?: number): Promise<PlayerView> {
     return this.serial(() => {
-      const work = cursor > this.cursor ? cursor - this.cursor : this.history.length;
-      return this.call({ type: 'goto', cursor, ...(atMs !== undefined ? { atMs } : {}) }, this.rebuildLimit(work));
+      const forward = cursor > this.cursor;
+      const limit = forward ? this.rebuildLimit(cursor - this.cursor) : this.rebuildLimit(this.history.length) + this.replayCost();
+      return this.call({ type: 'goto', cursor, ...(atMs !== undefined ? { atMs } : {}) }, limit);
     });
   }
 
@@ -146,6 +150,11 @@ export class EngineClient {
     return { type: 'open', source: this.source, ...(this.cancelled.length ? { cancelledSteps: [...this.cancelled] } : {}) };
   }
 
+  /** The time the confirmed history took when it was done (heavy work the learner waited for takes it again). */
+  private replayCost(): number {
+    return this.costs.reduce((a, b) => a + b, 0);
+  }
+
   private rebuildLimit(actions: number): number {
     return this.limits.actionMs + actions * this.limits.perActionMs;
   }
@@ -167,12 +176,17 @@ export class EngineClient {
       // Only a statement stopped for running too long is a cancel; after a crash it is left out.
       return this.recover(explain(cmd, limitMs, e.message, e.afterMs), e.stopped ? cancelledAction(cmd) : undefined);
     }
-    return this.accept(r);
+    return this.accept(r, cmd.type === 'action');
   }
 
-  private accept(r: Response): PlayerView {
+  /** Takes the worker's state and history; `oneAction`: the answer to a single action, whose cost is then known. */
+  private accept(r: Response, oneAction = false): PlayerView {
     if (!r.ok) throw new Error(r.message);
     if (!('state' in r)) throw new Error('unexpected answer from the engine worker');
+    const costs = this.costs.slice(0, r.history.length);
+    while (costs.length < r.history.length) costs.push(0);
+    if (oneAction && r.history.length === this.history.length + 1) costs[costs.length - 1] = r.timing.handleMs;
+    this.costs = costs;
     this.history = r.history;
     this.cursor = r.state.cursor;
     return r.state;
@@ -189,7 +203,7 @@ export class EngineClient {
     if (cancelled?.type === 'step' && !this.cancelled.includes(this.cursor)) this.cancelled = [...this.cancelled, this.cursor];
     try {
       await this.send(this.openCommand(), this.limits.openMs);
-      const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length));
+      const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length) + this.replayCost());
       const state = this.accept(r);
       this.opts.onEvent?.({ type: 'rebuilt', actions: history.length, ms: performance.now() - t0 });
       return { ...state, error };
