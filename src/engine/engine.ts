@@ -131,6 +131,8 @@ interface RunningStep {
   epq?: { oid: number; ctids: string[]; horizon?: number };
   done: boolean;
   error?: PgMessage;
+  /** The client cancelled the step while it executed: see submit. */
+  cancelled?: boolean;
 }
 
 interface Sess {
@@ -333,8 +335,12 @@ export class Engine {
 
   // ───────────────────────────── stepping ─────────────────────────────
 
-  /** Sends a step's SQL on a session and runs it until it completes, waits or sleeps. */
-  async submit(session: string, sql: string, stepName = ''): Promise<StepStatus> {
+  /**
+   * Sends a step's SQL on a session and runs it until it completes, waits or sleeps. With
+   * `cancelled`, the client cancelled it while it ran (a runaway the learner stopped): its first
+   * statement that reaches the executor fails with 57014 instead of running.
+   */
+  async submit(session: string, sql: string, stepName = '', opts: { cancelled?: boolean } = {}): Promise<StepStatus> {
     const s = this.sess(session);
     if (s.step && !s.step.done) throw new Error(`session ${session} is busy with step ${s.step.name}`);
     this.cancelTimers(s, ['idle_in_transaction_session_timeout']);
@@ -351,6 +357,7 @@ export class Engine {
       startedMs: this.clock,
       tupleLocks: [],
       done: false,
+      ...(opts.cancelled ? { cancelled: true } : {}),
     };
     s.step = step;
     if (s.terminated) {
@@ -936,6 +943,13 @@ export class Engine {
 
   private async execDml(s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
     const step = s.step!;
+    if (step.cancelled) {
+      // The cancel request arrived while this statement executed: it fails and aborts the
+      // (sub)transaction, as ProcessInterrupts does; later statements get 25P02 until ROLLBACK.
+      step.error = PG.userCancel();
+      this.abortTxnState(s, true);
+      return 'error';
+    }
     const st = this.epqStatement(s, original);
     const seqs = await this.sequenceStates();
     let dry: DryRun;

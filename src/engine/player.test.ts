@@ -180,6 +180,52 @@ permutation s2a s1a s1b s1c s2b
   });
 });
 
+describe('Player: a step the learner stopped (client cancel)', () => {
+  const spec = () =>
+    parseSpec(`
+setup { CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0); }
+session a
+step a1 { BEGIN; UPDATE t SET v = 1 WHERE id = 1; }
+step a2 { WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r; }
+step a3 { SELECT v FROM t WHERE id = 1; }
+step a4 { ROLLBACK; }
+session b
+step b1 { SELECT count(*) FROM generate_series(1, 3); }
+permutation a1 a2 a3 a4 b1
+`);
+
+  it('ends with 57014, aborts the open block (25P02 next) and replays as cancelled on undo and redo', async () => {
+    const p = await Player.create(spec(), { executor: ex });
+    await p.next();
+    await p.perform({ type: 'step', cancelled: true });
+    let a = session(p.view().snapshot, 'a');
+    expect(a.last?.error).toMatchObject({ sqlstate: '57014', message: 'canceling statement due to user request' });
+    expect(a.state).toBe('idle in transaction (aborted)');
+    const stopped = JSON.stringify(p.view());
+    await p.next();
+    expect(session(p.view().snapshot, 'a').last?.error?.sqlstate).toBe('25P02');
+    // Undo to before the cancelled step, then a plain "next": the step is cancelled again, not run.
+    await p.gotoCursor(1);
+    await p.next();
+    expect(p.history.at(-1)).toEqual({ type: 'step', cancelled: true });
+    expect(JSON.stringify(p.view())).toBe(stopped);
+    await p.next();
+    await p.next();
+    a = session(p.view().snapshot, 'a');
+    expect(a.state).toBe('idle');
+    expect(a.last?.error).toBeUndefined();
+  });
+
+  it('a cancelled statement outside a block rolls back its implicit transaction and leaves the session idle', async () => {
+    const p = await Player.create(spec(), { executor: ex });
+    await p.perform({ type: 'adhoc', session: 'b', sql: 'UPDATE t SET v = 5 WHERE id = 1', cancelled: true });
+    const s = p.view().snapshot;
+    expect(session(s, 'b').last?.error?.sqlstate).toBe('57014');
+    expect(session(s, 'b').state).toBe('idle');
+    expect(s.tables[0].rows.map((r) => r.values)).toEqual([['1', '0']]);
+  });
+});
+
 describe('historyIndexOfCursor', () => {
   const h: PlayerAction[] = [{ type: 'step' }, { type: 'timer' }, { type: 'step' }, { type: 'advance', ms: 5 }];
   it.each([

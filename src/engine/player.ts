@@ -18,11 +18,15 @@ import { CLOCK_SESSION } from '../scenario/lesson';
 /** isolationtester's max_step_wait: a step still busy after this long is canceled (as in SimDriver). */
 const MAX_STEP_WAIT_MS = 300_000;
 
-/** One thing the learner did. 'step' runs the next script item; the others leave the script. */
+/**
+ * One thing the learner did. 'step' runs the next script item; the others leave the script.
+ * `cancelled`: the learner stopped the statement while it ran (a runaway), so it replays as a
+ * client cancel (57014) instead of running again.
+ */
 export type PlayerAction =
   /** `untilMs`: stop the virtual clock there while the step's time passes (a moment inside the step). */
-  | { type: 'step'; untilMs?: number }
-  | { type: 'adhoc'; session: string; sql: string }
+  | { type: 'step'; untilMs?: number; cancelled?: true }
+  | { type: 'adhoc'; session: string; sql: string; cancelled?: true }
   | { type: 'advance'; ms: number }
   | { type: 'timer' };
 
@@ -53,6 +57,8 @@ export interface PlayerOptions {
   executor?: PgliteExecutor;
   /** 0-based permutation index for specs that list none or several (default 0). */
   permutation?: number;
+  /** Script items the learner stopped before (a reopened scenario): they run as cancelled. */
+  cancelledSteps?: readonly number[];
 }
 
 /** A refused action (nothing changed): the message is for the learner. */
@@ -84,6 +90,8 @@ export class Player {
   private setupMark: { events: number; steps: Map<string, number> } = { events: 0, steps: new Map() };
   /** Set while a step stopped at its `untilMs`: the `(*)` session its remaining time must not wait for. */
   private unsettled: { skip: string | null } | null = null;
+  /** Script items the learner stopped once: undo, redo and jumps run them as cancelled again. */
+  private readonly cancelledSteps = new Set<number>();
 
   private constructor(
     readonly spec: Spec,
@@ -107,6 +115,7 @@ export class Player {
     if (!perm) throw new Error(`no permutation ${index + 1}: the spec has ${spec.permutations.length}`);
     const ex = opts.executor ?? (await PgliteExecutor.create());
     const player = new Player(spec, perm, ex, !opts.executor);
+    for (const k of opts.cancelledSteps ?? []) player.cancelledSteps.add(k);
     await player.rebuild([]);
     return player;
   }
@@ -168,7 +177,8 @@ export class Player {
    * Performs one action and appends it to the history. Throws ActionRefused (state unchanged)
    * when the action cannot apply; an engine failure rebuilds the state without the action and rethrows.
    */
-  async perform(action: PlayerAction): Promise<void> {
+  async perform(given: PlayerAction): Promise<void> {
+    const action = this.asRecorded(given);
     this.check(action);
     try {
       await this.apply(action);
@@ -213,6 +223,12 @@ export class Player {
   /** Replaces the history with `actions` and rebuilds the state from them (watchdog recovery). */
   async replay(actions: readonly PlayerAction[]): Promise<void> {
     await this.rebuild(actions);
+  }
+
+  /** A step of a script item stopped before is recorded (and run) as cancelled. */
+  private asRecorded(action: PlayerAction): PlayerAction {
+    if (action.type !== 'step' || action.cancelled || !this.cancelledSteps.has(this.stepsDone)) return action;
+    return { type: 'step', cancelled: true };
   }
 
   /** Releases the engine (and PGlite when the player started it). */
@@ -261,13 +277,14 @@ export class Player {
         const step = this.steps[this.stepsDone];
         // isolationtester: a session runs one step at a time, so wait for the earlier one.
         await this.waitUntilFree(step.session);
-        await e.submit(step.session, step.sql, step.name);
+        if (action.cancelled) this.cancelledSteps.add(this.stepsDone);
+        await e.submit(step.session, step.sql, step.name, { cancelled: !!action.cancelled });
         this.stepsDone++;
         await this.letTimePass(step.star ? step.session : null, action.untilMs);
         return;
       }
       case 'adhoc':
-        await e.submit(action.session, action.sql, 'ad hoc');
+        await e.submit(action.session, action.sql, 'ad hoc', { cancelled: !!action.cancelled });
         await this.letTimePass(null);
         return;
       case 'advance':
@@ -335,7 +352,8 @@ export class Player {
     this.actions = [];
     this.stepsDone = 0;
     await e.refreshTables();
-    for (const a of actions) {
+    for (const given of actions) {
+      const a = this.asRecorded(given);
       this.check(a);
       await this.apply(a);
       this.actions.push(a);
@@ -343,7 +361,6 @@ export class Player {
     if (actions.length > 0) await e.refreshTables();
   }
 }
-
 
 /**
  * The snapshot without what the spec's setup did: its events and the sessions' setup steps (and
@@ -362,7 +379,9 @@ export function withoutSetup(snap: EngineSnapshot, mark: { events: number; steps
 
 /** The actions with every step run to its end (no `untilMs` moments): the same states at each cursor. */
 export function settled(actions: readonly PlayerAction[]): PlayerAction[] {
-  return actions.map((a) => (a.type === 'step' && a.untilMs !== undefined ? { type: 'step' } : a));
+  return actions.map((a) =>
+    a.type === 'step' && a.untilMs !== undefined ? { type: 'step', ...(a.cancelled ? { cancelled: true } : {}) } : a,
+  );
 }
 
 /** The length of the history prefix that ends just before the (cursor+1)-th step action. */

@@ -4,6 +4,7 @@
  */
 import { parseInterview, parseLesson, type Interview, type Lesson, type Localized } from '../scenario/lesson';
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
+import type { ScenarioSource } from '../worker/protocol';
 import { parseCourse, type Course } from '../scenario/course';
 import type { PlayerView } from '../engine/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
@@ -15,7 +16,10 @@ const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { q
   string,
   string
 >;
-const courseFiles = import.meta.glob('/lessons/course/course.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+const courseFiles = import.meta.glob('/lessons/course/course.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
+  string,
+  string
+>;
 
 /** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
 export interface LessonInfo extends LessonSummary {
@@ -110,6 +114,36 @@ export interface WorkerBackendOptions {
   createWorker?: () => WorkerLike;
 }
 
+/** Where the script items a learner stopped are kept for the tab's life (a reload replays them as cancelled). */
+const CANCELLED_KEY = 'lockstep.cancelled-steps';
+
+/** The per-scenario key of the stopped script items: the lesson id, or the spec text. */
+function scenarioKey(source: ScenarioSource): string {
+  return source.kind === 'lesson' ? `lesson:${source.id}` : `spec:${source.permutation ?? 0}:${source.text}`;
+}
+
+/** The script items stopped before in this scenario (none without sessionStorage). */
+function loadCancelled(key: string): number[] {
+  try {
+    const all: unknown = JSON.parse(globalThis.sessionStorage?.getItem(CANCELLED_KEY) ?? '{}');
+    const list = (all as Record<string, unknown>)[key];
+    return Array.isArray(list) ? list.filter((k): k is number => Number.isInteger(k) && k >= 0) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Remembers the scenario's stopped script items (a storage failure only loses them on reload). */
+function saveCancelled(key: string, steps: readonly number[]): void {
+  try {
+    const all = JSON.parse(globalThis.sessionStorage?.getItem(CANCELLED_KEY) ?? '{}') as Record<string, number[]>;
+    all[key] = [...steps];
+    globalThis.sessionStorage?.setItem(CANCELLED_KEY, JSON.stringify(all));
+  } catch {
+    // Storage full or unavailable: the cancel still holds until the page is reloaded.
+  }
+}
+
 /** Starts the engine Worker and returns the PlayerBackend over it. */
 export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBackend & { dispose(): void } {
   const client = new EngineClient({
@@ -121,7 +155,13 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
   });
   // The open lesson's narration, predicts and code, joined to the engine's script once per open.
   let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null } | null = null;
+  // The open scenario's key and the stopped script items last saved for it.
+  let opened: { key: string; saved: number } | null = null;
   const state = (v: PlayerView): PlayerState => {
+    if (opened && client.cancelledSteps.length !== opened.saved) {
+      saveCancelled(opened.key, client.cancelledSteps);
+      opened.saved = client.cancelledSteps.length;
+    }
     if (!current) return v;
     current.script ??= annotateScript(v.script, current.lesson);
     return { ...v, script: current.script, lesson: current.meta };
@@ -129,10 +169,18 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
   return {
     async open(source) {
       current = null;
-      if (source.kind === 'spec') return state(await client.open({ kind: 'spec', text: source.text }));
+      opened = null;
+      const open = async (s: ScenarioSource): Promise<PlayerView> => {
+        const key = scenarioKey(s);
+        const cancelled = loadCancelled(key);
+        const view = await client.open(s, cancelled);
+        opened = { key, saved: cancelled.length };
+        return view;
+      };
+      if (source.kind === 'spec') return state(await open({ kind: 'spec', text: source.text }));
       const l = bundled.get(source.id);
       if (!l) throw new Error(`There is no lesson "${source.id}".`);
-      const view = await client.open({ kind: 'lesson', id: source.id, yaml: l.yaml });
+      const view = await open({ kind: 'lesson', id: source.id, yaml: l.yaml });
       current = { lesson: l.lesson, meta: lessonMeta(l.lesson), script: null };
       return state(view);
     },

@@ -21,6 +21,11 @@ class FakeWorker implements WorkerLike {
     const cursor = this.history.filter((a) => a.type === 'step').length;
     const state = { snapshot: {}, script: [], cursor, offScript: this.history.some((a) => a.type !== 'step') } as unknown as PlayerView;
     const res: Response = { id: req.id, ok: true, state, history: [...this.history], timing: { handleMs: 1 } };
+    this.deliver(req, res);
+  }
+
+  /** Answers a request (at once, in a microtask). */
+  protected deliver(_req: Request, res: Response): void {
     queueMicrotask(() => this.onmessage?.({ data: res } as MessageEvent));
   }
 
@@ -32,7 +37,7 @@ class FakeWorker implements WorkerLike {
 const runaway = 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r';
 
 describe('EngineClient watchdog', () => {
-  it('replaces a stuck worker and rebuilds from the history without the runaway action', async () => {
+  it('replaces a stuck worker and rebuilds from the history, the runaway statement joining it as cancelled', async () => {
     const workers: FakeWorker[] = [];
     const events: string[] = [];
     const client = new EngineClient({
@@ -55,7 +60,14 @@ describe('EngineClient watchdog', () => {
     const rebuilt = workers[1].received.map(({ id: _id, ...rest }) => rest);
     expect(rebuilt).toEqual([
       { type: 'open', source: { kind: 'spec', text: 'x' } },
-      { type: 'replay', history: [{ type: 'step' }, { type: 'adhoc', session: 'A', sql: 'SELECT 1' }] },
+      {
+        type: 'replay',
+        history: [
+          { type: 'step' },
+          { type: 'adhoc', session: 'A', sql: 'SELECT 1' },
+          { type: 'adhoc', session: 'B', sql: runaway, cancelled: true },
+        ],
+      },
     ]);
     expect(state.error).toBe('The statement did not finish within 0.05 s and was stopped; the scenario was rebuilt from its history.');
     expect(state).toMatchObject({ cursor: 1, offScript: true });
@@ -65,7 +77,35 @@ describe('EngineClient watchdog', () => {
     const after = await client.act({ type: 'step' });
     expect(after.error).toBeUndefined();
     expect(after.cursor).toBe(2);
-    expect(client.confirmedHistory).toHaveLength(3);
+    expect(client.confirmedHistory).toHaveLength(4);
+  });
+
+  it('gives the rebuild the time the replayed heavy work took when it was done', async () => {
+    // The heavy statement took 100 ms in the worker; replaying it takes as long again.
+    class Slow extends FakeWorker {
+      protected override deliver(req: Request, res: Response): void {
+        const heavy = req.type === 'replay' || (req.type === 'action' && req.action.type === 'adhoc' && req.action.sql === 'HEAVY');
+        if (!heavy) return super.deliver(req, res);
+        const data = { ...res, timing: { handleMs: 100 } };
+        setTimeout(() => this.onmessage?.({ data } as MessageEvent), req.type === 'replay' ? 120 : 0);
+      }
+    }
+    const workers: FakeWorker[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new Slow();
+        workers.push(w);
+        return w;
+      },
+      limits: { actionMs: 50, perActionMs: 10 },
+    });
+    await client.open({ kind: 'spec', text: 'x' });
+    await client.act({ type: 'adhoc', session: 'A', sql: 'HEAVY' });
+    // 50 + 2 × 10 ms would stop the 120 ms replay; the heavy statement's 100 ms is added.
+    const state = await client.act({ type: 'adhoc', session: 'B', sql: runaway });
+    expect(workers).toHaveLength(2);
+    expect(state.error).not.toMatch(/Rebuilding failed/);
+    expect(client.confirmedHistory).toHaveLength(2);
   });
 
   it('treats a crashed worker like a stuck one', async () => {
@@ -85,7 +125,8 @@ describe('EngineClient watchdog', () => {
     expect(workers).toHaveLength(2);
     expect(state.error).toBe(
       'The statement failed (the worker crashed: RuntimeError: Aborted(OOM)); the scenario was rebuilt from its history.',
-    );
+    ); // A crash is no cancel: the statement is left out of the rebuilt history.
+    expect(workers[1].received.at(-1)).toMatchObject({ type: 'replay', history: [] });
   });
 
   it('explains a stuck clock move in its own words', () => {

@@ -4,7 +4,10 @@
  * and only the learner can tell: with `onOverdue`, the client reports the overrun and counts
  * down (`graceMs`); the learner may keep waiting (`keepMs` more each time) or stop at once. A
  * stopped request gets the worker terminated and replaced, and the new worker is rebuilt from
- * the last history the old one confirmed, that is, the history without the stopped action.
+ * the last history the old one confirmed. A stopped statement (a step or an ad-hoc one) then
+ * joins that history as cancelled, as a client's cancel request ends it in PostgreSQL (57014):
+ * the player moves past it and never runs it again. Any other stopped action, and an action
+ * whose worker crashed, is left out.
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
@@ -69,6 +72,8 @@ class WorkerLost extends Error {
     message: string,
     /** How long the request ran before it was stopped, when it was stopped past its limit. */
     readonly afterMs?: number,
+    /** The client stopped it for running past its limit (not a crash). */
+    readonly stopped = false,
   ) {
     super(message);
   }
@@ -84,19 +89,29 @@ export class EngineClient {
   private history: PlayerAction[] = [];
   private cursor = 0;
   private overdueShown = false;
+  private cancelled: number[] = [];
+  /** What each confirmed action took in the worker (ms; 0 when unknown): a rebuild replays that work again. */
+  private costs: number[] = [];
 
   constructor(private readonly opts: ClientOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.worker = opts.createWorker();
   }
 
-  /** Opens a scenario; the start of its script. */
-  open(source: ScenarioSource): Promise<PlayerView> {
+  /** Opens a scenario; the start of its script. `cancelledSteps`: script items stopped before, run as cancelled. */
+  open(source: ScenarioSource, cancelledSteps: readonly number[] = []): Promise<PlayerView> {
     return this.serial(async () => {
       this.source = source;
       this.history = [];
-      return this.call({ type: 'open', source }, this.limits.openMs);
+      this.costs = [];
+      this.cancelled = [...cancelledSteps];
+      return this.call(this.openCommand(), this.limits.openMs);
     });
+  }
+
+  /** Script items of the open scenario that the learner stopped (they run as cancelled from then on). */
+  get cancelledSteps(): readonly number[] {
+    return this.cancelled;
   }
 
   /** Performs one action (next step, ad-hoc SQL, clock move). */
@@ -107,8 +122,9 @@ export class EngineClient {
   /** Restores the state at a script cursor (undo, or steps forward), or a moment `atMs` inside that step. */
   goto(cursor: number, atMs?: number): Promise<PlayerView> {
     return this.serial(() => {
-      const work = cursor > this.cursor ? cursor - this.cursor : this.history.length;
-      return this.call({ type: 'goto', cursor, ...(atMs !== undefined ? { atMs } : {}) }, this.rebuildLimit(work));
+      const forward = cursor > this.cursor;
+      const limit = forward ? this.rebuildLimit(cursor - this.cursor) : this.rebuildLimit(this.history.length) + this.replayCost();
+      return this.call({ type: 'goto', cursor, ...(atMs !== undefined ? { atMs } : {}) }, limit);
     });
   }
 
@@ -129,6 +145,16 @@ export class EngineClient {
     this.overdueShown = false;
   }
 
+  private openCommand(): Command {
+    if (!this.source) throw new Error('no scenario is open');
+    return { type: 'open', source: this.source, ...(this.cancelled.length ? { cancelledSteps: [...this.cancelled] } : {}) };
+  }
+
+  /** The time the confirmed history took when it was done (heavy work the learner waited for takes it again). */
+  private replayCost(): number {
+    return this.costs.reduce((a, b) => a + b, 0);
+  }
+
   private rebuildLimit(actions: number): number {
     return this.limits.actionMs + actions * this.limits.perActionMs;
   }
@@ -147,29 +173,37 @@ export class EngineClient {
     } catch (e) {
       if (!(e instanceof WorkerLost)) throw e;
       this.opts.onEvent?.({ type: 'watchdog', command: cmd.type, limitMs, reason: e.message });
-      return this.recover(explain(cmd, limitMs, e.message, e.afterMs));
+      // Only a statement stopped for running too long is a cancel; after a crash it is left out.
+      return this.recover(explain(cmd, limitMs, e.message, e.afterMs), e.stopped ? cancelledAction(cmd) : undefined);
     }
-    return this.accept(r);
+    return this.accept(r, cmd.type === 'action');
   }
 
-  private accept(r: Response): PlayerView {
+  /** Takes the worker's state and history; `oneAction`: the answer to a single action, whose cost is then known. */
+  private accept(r: Response, oneAction = false): PlayerView {
     if (!r.ok) throw new Error(r.message);
     if (!('state' in r)) throw new Error('unexpected answer from the engine worker');
+    const costs = this.costs.slice(0, r.history.length);
+    while (costs.length < r.history.length) costs.push(0);
+    if (oneAction && r.history.length === this.history.length + 1) costs[costs.length - 1] = r.timing.handleMs;
+    this.costs = costs;
     this.history = r.history;
     this.cursor = r.state.cursor;
     return r.state;
   }
 
-  /** A new worker, the scenario reopened, the confirmed history replayed. */
-  private async recover(error: string): Promise<PlayerView> {
+  /** A new worker, the scenario reopened, the confirmed history replayed (then `cancelled`, if given). */
+  private async recover(error: string, cancelled?: PlayerAction): Promise<PlayerView> {
     const t0 = performance.now();
     this.worker.terminate();
     this.worker = this.opts.createWorker();
     if (!this.source) throw new Error(error);
-    const history = this.history;
+    const history = cancelled ? [...this.history, cancelled] : this.history;
+    // The stopped step is the script item at the confirmed cursor.
+    if (cancelled?.type === 'step' && !this.cancelled.includes(this.cursor)) this.cancelled = [...this.cancelled, this.cursor];
     try {
-      await this.send({ type: 'open', source: this.source }, this.limits.openMs);
-      const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length));
+      await this.send(this.openCommand(), this.limits.openMs);
+      const r = await this.send({ type: 'replay', history }, this.rebuildLimit(history.length) + this.replayCost());
       const state = this.accept(r);
       this.opts.onEvent?.({ type: 'rebuilt', actions: history.length, ms: performance.now() - t0 });
       return { ...state, error };
@@ -203,7 +237,7 @@ export class EngineClient {
       const stop = (how: string): void => {
         const afterMs = performance.now() - t0;
         done();
-        reject(new WorkerLost(`${how} after ${Math.round(afterMs)} ms`, afterMs));
+        reject(new WorkerLost(`${how} after ${Math.round(afterMs)} ms`, afterMs, true));
       };
       const report = (stopAt: number): void => {
         clearTimeout(hard);
@@ -221,7 +255,7 @@ export class EngineClient {
       const timer = setTimeout(() => {
         if (!onOverdue) {
           done();
-          reject(new WorkerLost(`no answer within ${limitMs} ms`));
+          reject(new WorkerLost(`no answer within ${limitMs} ms`, undefined, true));
           return;
         }
         overdue = true;
@@ -242,6 +276,15 @@ export class EngineClient {
       worker.postMessage({ ...cmd, id });
     });
   }
+}
+
+/** The stopped statement as it joins the history (cancelled), or undefined for any other command. */
+function cancelledAction(cmd: Command): PlayerAction | undefined {
+  if (cmd.type !== 'action') return undefined;
+  const a = cmd.action;
+  if (a.type === 'step') return { type: 'step', cancelled: true };
+  if (a.type === 'adhoc') return { type: 'adhoc', session: a.session, sql: a.sql, cancelled: true };
+  return undefined;
 }
 
 /** What a command runs, in the learner's terms. */

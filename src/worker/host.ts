@@ -93,6 +93,7 @@ export class Host {
       this.player = await Player.create(spec, {
         executor,
         ...(cmd.source.kind === 'spec' && cmd.source.permutation !== undefined ? { permutation: cmd.source.permutation } : {}),
+        ...(cmd.cancelledSteps?.length ? { cancelledSteps: cmd.cancelledSteps } : {}),
       });
       return undefined;
     }

@@ -10,7 +10,8 @@ export type ScenarioSource = { kind: 'lesson'; id: string; yaml: string } | { ki
 
 /** A request without its id: one per PlayerBackend call, plus 'replay' for watchdog recovery. */
 export type Command =
-  | { type: 'open'; source: ScenarioSource }
+  /** `cancelledSteps`: script items the learner stopped before; they run as cancelled (57014). */
+  | { type: 'open'; source: ScenarioSource; cancelledSteps?: number[] }
   | { type: 'action'; action: PlayerAction }
   /** `atMs`: the moment inside step `cursor` (its clock stopped there), for a timeline jump. */
   | { type: 'goto'; cursor: number; atMs?: number }
