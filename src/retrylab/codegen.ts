@@ -203,8 +203,15 @@ var DefaultRetry = RetryPolicy{Attempts: ${p.maxAttempts}, Base: ${p.baseMs} * t
 
 ${backoff}
 
-// WithRetry runs fn inside a transaction and commits it. When a statement${p.checkCommit ? ',\n// or COMMIT itself,' : ''} fails with a retryable error, the transaction is rolled
-// back and the WHOLE of fn runs again after a backoff; no sleep after the last run.
+${
+  p.checkCommit
+    ? `// WithRetry runs fn inside a transaction and commits it. When any statement,
+// or COMMIT itself, fails with a retryable error, the transaction is rolled
+// back and the WHOLE of fn runs again after a backoff; no sleep after the last run.`
+    : `// WithRetry runs fn inside a transaction and commits it. When a statement fails
+// with a retryable error, the transaction is rolled back and the WHOLE of fn runs
+// again after a backoff; no sleep after the last run.`
+}
 func WithRetry(ctx context.Context, conn *pgx.Conn, p RetryPolicy, fn func(pgx.Tx) error) error {
 	var err error
 	for n := 0; n < p.Attempts; n++ {
