@@ -16,7 +16,7 @@ import { workloadOf } from './workloads';
 export const LAB_USAGE = `usage: npm run lab -- --workload transfer|queue|inventory|fk --strategy ${STRATEGIES.join('|')}
   [--workers N] [--transactions M] [--seed S] [--accounts K | --rows K] [--think MS]
   [--isolation "read committed"|"repeatable read"|serializable]
-  [--retry-on 40P01,40001[,55P03]] [--max-attempts 5] [--base-ms 10] [--no-jitter] [--no-check-commit]
+  [--retry-on 40P01,40001[,55P03]] [--max-attempts 5] [--base-ms 100] [--max-ms 2000] [--no-jitter] [--no-check-commit]
   [--deadlock-timeout MS] [--lock-timeout MS] [--json] [--code go|ts] [--progress]`;
 
 export interface LabCli {
@@ -51,6 +51,7 @@ export function parseLabArgs(argv: string[]): LabCli {
       'retry-on': { type: 'string' },
       'max-attempts': { type: 'string' },
       'base-ms': { type: 'string' },
+      'max-ms': { type: 'string' },
       'no-jitter': { type: 'boolean' },
       'no-check-commit': { type: 'boolean' },
       'deadlock-timeout': { type: 'string' },
@@ -80,10 +81,13 @@ export function parseLabArgs(argv: string[]): LabCli {
   for (const c of retryOn)
     if (!(RETRYABLE_CODES as readonly string[]).includes(c))
       throw new Error(`--retry-on: ${c} is not one of ${RETRYABLE_CODES.join(', ')}`);
+  const baseMs = int('base-ms', values['base-ms'], d.policy.baseMs, 0, 10_000);
   const policy = {
     retryOn: retryOn as RetryableCode[],
     maxAttempts: int('max-attempts', values['max-attempts'], d.policy.maxAttempts, 1, 20),
-    baseMs: int('base-ms', values['base-ms'], d.policy.baseMs, 0, 10_000),
+    baseMs,
+    // A base above the default cap raises the cap with it unless --max-ms is given.
+    maxMs: int('max-ms', values['max-ms'], Math.max(d.policy.maxMs, baseMs), 0, 60_000),
     jitter: !values['no-jitter'],
     checkCommit: !values['no-check-commit'],
   };

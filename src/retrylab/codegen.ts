@@ -22,7 +22,10 @@ interface CodeTx {
   stmts: CodeStmt[];
 }
 
-const ORDER = { go: ['lo, hi := from, to', 'if lo > hi {', '\tlo, hi = hi, lo', '}'], ts: ['const [lo, hi] = from < to ? [from, to] : [to, from];'] };
+const ORDER = {
+  go: ['lo, hi := from, to', 'if lo > hi {', '\tlo, hi = hi, lo', '}'],
+  ts: ['const [lo, hi] = from < to ? [from, to] : [to, from];'],
+};
 
 function lockStmts(table: string, strategy: StrategyId, keys: [string, string] | [string]): CodeStmt[] {
   const where = keys.length === 2 ? 'id IN ($1, $2)' : 'id = $1';
@@ -105,8 +108,16 @@ function codeTx(workload: WorkloadId, strategy: StrategyId): CodeTx {
   }
 }
 
-const GO_ISO: Record<IsolationLevel, string> = { 'read committed': 'pgx.ReadCommitted', 'repeatable read': 'pgx.RepeatableRead', serializable: 'pgx.Serializable' };
-const CODE_NAMES: Record<string, string> = { '40P01': 'deadlock_detected', '40001': 'serialization_failure', '55P03': 'lock_not_available' };
+const GO_ISO: Record<IsolationLevel, string> = {
+  'read committed': 'pgx.ReadCommitted',
+  'repeatable read': 'pgx.RepeatableRead',
+  serializable: 'pgx.Serializable',
+};
+const CODE_NAMES: Record<string, string> = {
+  '40P01': 'deadlock_detected',
+  '40001': 'serialization_failure',
+  '55P03': 'lock_not_available',
+};
 
 function goRetryable(p: RetryPolicy): string {
   const codes = p.retryOn.length ? p.retryOn.map((c) => `pgErr.Code == "${c}"`).join(' || ') : 'false';
@@ -120,27 +131,35 @@ func isRetryable(err error) bool {
 }`;
 }
 
-/** The Go (pgx v5) code for the configuration: isRetryable, WithRetry, and the transaction. */
+/** The Go (pgx v5) code for the configuration: isRetryable, RetryPolicy, WithRetry, and the transaction. */
 export function goCode(cfg: Pick<LabConfig, 'policy' | 'isolation' | 'workload' | 'strategy'>): string {
   const p = cfg.policy;
-  const sleep = p.jitter
-    ? `\t\t\t\tbackoff := time.Duration(1<<attempt) * ${p.baseMs} * time.Millisecond
-				jitter := time.Duration(rand.Int63n(int64(backoff)))
-				select {
-				case <-time.After(backoff + jitter):`
-    : `\t\t\t\tbackoff := time.Duration(1<<attempt) * ${p.baseMs} * time.Millisecond
-				select {
-				case <-time.After(backoff):`;
+  const backoff = p.jitter
+    ? `// backoff before run number n+2: half the exponential ceiling is fixed, the
+// other half random, so two victims of the same conflict drift apart.
+func (p RetryPolicy) backoff(n int) time.Duration {
+	ceiling := p.Max
+	if n < 30 && p.Base<<n < p.Max {
+		ceiling = p.Base << n
+	}
+	return ceiling/2 + rand.N(ceiling/2+1)
+}`
+    : `// backoff before run number n+2: the exponential ceiling, no jitter (victims of
+// one conflict retry in step and can meet again).
+func (p RetryPolicy) backoff(n int) time.Duration {
+	if n < 30 && p.Base<<n < p.Max {
+		return p.Base << n
+	}
+	return p.Max
+}`;
   const commit = p.checkCommit
-    ? `\t\tif err := tx.Commit(ctx); err != nil {
-			if isRetryable(err) { // the error can come at COMMIT (SERIALIZABLE)
-				lastErr = err
-				continue
-			}
-			return err
-		}
-		return nil`
-    : `\t\treturn tx.Commit(ctx)`;
+    ? `\t// COMMIT can fail too (SERIALIZABLE reports 40001 here): same retry path, same backoff.
+	return tx.Commit(ctx)`
+    : `\t// COMMIT's error is not retried: %v drops the SQLSTATE, so isRetryable says no.
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %v", err)
+	}
+	return nil`;
   const t = codeTx(cfg.workload, cfg.strategy);
   const body: string[] = [];
   for (const s of t.stmts) {
@@ -163,7 +182,8 @@ export function goCode(cfg: Pick<LabConfig, 'policy' | 'isolation' | 'workload' 
 import (
 	"context"
 	"errors"
-${p.jitter ? '\t"math/rand"\n' : ''}	"time"
+	"fmt"
+${p.jitter ? '\t"math/rand/v2"\n' : ''}	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -171,39 +191,61 @@ ${p.jitter ? '\t"math/rand"\n' : ''}	"time"
 
 ${goRetryable(p)}
 
-// WithRetry runs fn in a transaction, retrying on the errors isRetryable accepts.
-func WithRetry(ctx context.Context, conn *pgx.Conn, fn func(pgx.Tx) error) error {
-	const maxAttempts = ${p.maxAttempts}
-	var lastErr error
+// RetryPolicy bounds the retries: a fixed number of attempts and a backoff
+// that doubles per attempt up to Max.
+type RetryPolicy struct {
+	Attempts int           // total runs, the first one included
+	Base     time.Duration // backoff ceiling before the second run
+	Max      time.Duration // cap for any single backoff
+}
 
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: ${GO_ISO[cfg.isolation]}})
-		if err != nil {
+var DefaultRetry = RetryPolicy{Attempts: ${p.maxAttempts}, Base: ${p.baseMs} * time.Millisecond, Max: ${p.maxMs} * time.Millisecond}
+
+${backoff}
+
+${
+  p.checkCommit
+    ? `// WithRetry runs fn inside a transaction and commits it. When any statement,
+// or COMMIT itself, fails with a retryable error, the transaction is rolled
+// back and the WHOLE of fn runs again after a backoff; no sleep after the last run.`
+    : `// WithRetry runs fn inside a transaction and commits it. When a statement fails
+// with a retryable error, the transaction is rolled back and the WHOLE of fn runs
+// again after a backoff; no sleep after the last run.`
+}
+func WithRetry(ctx context.Context, conn *pgx.Conn, p RetryPolicy, fn func(pgx.Tx) error) error {
+	var err error
+	for n := 0; n < p.Attempts; n++ {
+		if n > 0 {
+			t := time.NewTimer(p.backoff(n - 1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return errors.Join(ctx.Err(), err)
+			case <-t.C:
+			}
+		}
+		if err = runOnce(ctx, conn, fn); err == nil || !isRetryable(err) {
 			return err
 		}
-
-		err = fn(tx)
-		if err != nil {
-			_ = tx.Rollback(ctx) // roll back before retrying
-			if isRetryable(err) {
-				lastErr = err
-${sleep}
-					continue
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			return err // not retryable
-		}
-
-${commit}
 	}
-	return lastErr
+	return fmt.Errorf("gave up after %d attempts: %w", p.Attempts, err)
+}
+
+func runOnce(ctx context.Context, conn *pgx.Conn, fn func(pgx.Tx) error) error {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: ${GO_ISO[cfg.isolation]}})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) // ends an aborted transaction; a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+${commit}
 }
 
 // ${t.goName}: the lab's transaction (strategy: ${cfg.strategy}).
 func ${t.goName}(ctx context.Context, conn *pgx.Conn, ${t.goParams}) error {
-${t.go.map((l) => `\t${l}\n`).join('')}	return WithRetry(ctx, conn, func(tx pgx.Tx) error {
+${t.go.map((l) => `\t${l}\n`).join('')}	return WithRetry(ctx, conn, DefaultRetry, func(tx pgx.Tx) error {
 ${body.join('\n')}
 		return nil
 	})
@@ -219,31 +261,47 @@ export function tsCode(cfg: Pick<LabConfig, 'policy' | 'isolation' | 'workload' 
   for (const s of t.stmts) {
     const args = s.args.length ? `, [${s.args.join(', ')}]` : '';
     if (s.scanJob) {
-      body.push(`    const { rows } = await tx.query(\`${s.sql}\`${args});`, `    if (rows.length === 0) return; // nothing to take`, `    const id: number = rows[0].id;`);
+      body.push(
+        `    const { rows } = await tx.query(\`${s.sql}\`${args});`,
+        `    if (rows.length === 0) return; // nothing to take`,
+        `    const id: number = rows[0].id;`,
+      );
     } else body.push(`    await tx.query(\`${s.sql}\`${args});`);
   }
-  const sleep = p.jitter
-    ? `const backoff = (1 << attempt) * ${p.baseMs};\n        const jitter = Math.floor(Math.random() * backoff);\n        await sleep(backoff + jitter, signal);`
-    : `await sleep((1 << attempt) * ${p.baseMs}, signal);`;
+  const backoff = p.jitter
+    ? `// Half the exponential ceiling fixed, half random, so two victims of one conflict drift apart.
+function backoffMs(n: number): number {
+  const ceiling = Math.min(BASE_MS * 2 ** n, MAX_MS);
+  const half = Math.floor(ceiling / 2);
+  return half + Math.floor(Math.random() * (half + 1));
+}`
+    : `// The exponential ceiling, no jitter.
+function backoffMs(n: number): number {
+  return Math.min(BASE_MS * 2 ** n, MAX_MS);
+}`;
   const commit = p.checkCommit
-    ? `    try {
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      if (isRetryable(err)) { // the error can come at COMMIT (SERIALIZABLE)
-        lastErr = err;
-        continue;
-      }
-      throw err;
-    }`
-    : `    await client.query('COMMIT');\n    return result;`;
+    ? `  // COMMIT can fail too (SERIALIZABLE reports 40001 here): same retry path, same backoff.
+  await client.query('COMMIT');
+  return result;`
+    : `  try {
+    await client.query('COMMIT');
+  } catch (err) {
+    // COMMIT's error is not retried: the new Error has no code, so isRetryable says no.
+    throw new Error(\`commit: \${String(err)}\`);
+  }
+  return result;`;
   return `import type { PoolClient } from 'pg';
 
 const RETRYABLE = new Set([${p.retryOn.map((c) => `'${c}'`).join(', ')}]); // ${p.retryOn.map((c) => CODE_NAMES[c]).join(', ')}
+const ATTEMPTS = ${p.maxAttempts}; // total runs, the first one included
+const BASE_MS = ${p.baseMs}; // backoff ceiling before the second run
+const MAX_MS = ${p.maxMs}; // cap for any single backoff
 
 function isRetryable(err: unknown): boolean {
   return typeof err === 'object' && err !== null && RETRYABLE.has((err as { code?: string }).code ?? '');
 }
+
+${backoff}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -253,27 +311,31 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Runs fn in a transaction, retrying on the errors isRetryable accepts (the course's WithRetry). */
+/** Runs fn in a transaction, retrying the whole of it on the errors isRetryable accepts (the course's WithRetry). */
 export async function withRetry<T>(client: PoolClient, fn: (tx: PoolClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
-  const maxAttempts = ${p.maxAttempts};
   let lastErr: unknown;
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    await client.query('BEGIN ISOLATION LEVEL ${cfg.isolation.toUpperCase()}');
-    let result: T;
+  for (let n = 0; n < ATTEMPTS; n++) {
+    if (n > 0) await sleep(backoffMs(n - 1), signal); // never after the last run
     try {
-      result = await fn(client);
+      return await runOnce(client, fn);
     } catch (err) {
-      await client.query('ROLLBACK'); // roll back before retrying
-      if (isRetryable(err)) {
-        lastErr = err;
-        ${sleep}
-        continue;
-      }
-      throw err; // not retryable
+      if (!isRetryable(err)) throw err;
+      lastErr = err;
     }
-${commit}
   }
-  throw lastErr;
+  throw new Error(\`gave up after \${ATTEMPTS} attempts\`, { cause: lastErr });
+}
+
+async function runOnce<T>(client: PoolClient, fn: (tx: PoolClient) => Promise<T>): Promise<T> {
+  await client.query('BEGIN ISOLATION LEVEL ${cfg.isolation.toUpperCase()}');
+  let result: T;
+  try {
+    result = await fn(client);
+  } catch (err) {
+    await client.query('ROLLBACK'); // end the aborted transaction before deciding
+    throw err;
+  }
+${commit}
 }
 
 /** The lab's transaction (strategy: ${cfg.strategy}). */

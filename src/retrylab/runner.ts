@@ -8,7 +8,7 @@
 import { Engine } from '../engine/engine';
 import { PgliteExecutor } from '../engine/executor/pglite';
 import type { StepResult } from '../scenario/types';
-import { backoffMs, isRetryable, outcomeOf } from './policy';
+import { backoffMs, hasNextAttempt, isRetryable, outcomeOf } from './policy';
 import { createRng, type Rng } from './prng';
 import { mixSeed, percentiles } from './stats';
 import type { AttemptOutcome, AttemptRecord, LabConfig, LabProgress, LabResult, ScheduledStatement } from './types';
@@ -203,11 +203,19 @@ export async function runLab(cfg: LabConfig, opts: RunOptions = {}): Promise<Lab
     w.tx++;
     startTx(w, at);
   };
-  const retryOrGiveUp = (w: Worker, at: number, now: number) => {
-    w.attempt++;
-    if (w.attempt >= cfg.policy.maxAttempts) return endTx(w, at, false, now);
-    stats.retries++;
-    startAttempt(w, at);
+  // WithRetry's decision after a failed run (body or COMMIT): a retryable error sleeps the
+  // backoff and runs again while attempts remain; the last run gives up without sleeping.
+  const afterFailure = (w: Worker, sqlstate: string | undefined, retryable: boolean, now: number) => {
+    if (retryable && hasNextAttempt(cfg.policy, w.attempt)) {
+      const sleep = backoffMs(cfg.policy, w.attempt, w.timeRng);
+      stats.backoffMs += sleep;
+      stats.retries++;
+      record(w, outcomeOf(sqlstate), now, sqlstate, sleep);
+      w.attempt++;
+      return startAttempt(w, now + sleep);
+    }
+    record(w, outcomeOf(sqlstate), now, sqlstate);
+    return endTx(w, now + think(w), false, now);
   };
 
   const onDone = (w: Worker, r: StepResult, now: number) => {
@@ -244,23 +252,15 @@ export async function runLab(cfg: LabConfig, opts: RunOptions = {}): Promise<Lab
           record(w, 'commit', now);
           return endTx(w, now + think(w), true, now);
         }
-        // A failed COMMIT ends the transaction in PostgreSQL: no ROLLBACK needed.
+        // A failed COMMIT ends the transaction in PostgreSQL: no ROLLBACK needed. Checked, it
+        // takes the same path as a failed body (same backoff); unchecked, it is returned as is.
         countError(err);
-        record(w, outcomeOf(err), now, err);
-        if (cfg.policy.checkCommit && isRetryable(cfg.policy, err)) return retryOrGiveUp(w, now, now);
-        return endTx(w, now + think(w), false, now);
+        return afterFailure(w, err, cfg.policy.checkCommit && isRetryable(cfg.policy, err), now);
       }
       case 'rollback': {
         const failedState = w.failed?.sqlstate;
         w.failed = null;
-        if (isRetryable(cfg.policy, failedState)) {
-          const sleep = backoffMs(cfg.policy, w.attempt, w.timeRng);
-          stats.backoffMs += sleep;
-          record(w, outcomeOf(failedState), now, failedState, sleep);
-          return retryOrGiveUp(w, now + sleep, now);
-        }
-        record(w, outcomeOf(failedState), now, failedState);
-        return endTx(w, now + think(w), false, now);
+        return afterFailure(w, failedState, isRetryable(cfg.policy, failedState), now);
       }
     }
   };
@@ -313,7 +313,14 @@ export async function runLab(cfg: LabConfig, opts: RunOptions = {}): Promise<Lab
     collect();
     if (finished >= nextReport) {
       nextReport = finished + (opts.progressEvery ?? 10);
-      opts.onProgress?.({ finished, total, committed: stats.committed, deadlocks: stats.deadlocks, virtualMs: engine.now(), wallMs: wall() - loopStart });
+      opts.onProgress?.({
+        finished,
+        total,
+        committed: stats.committed,
+        deadlocks: stats.deadlocks,
+        virtualMs: engine.now(),
+        wallMs: wall() - loopStart,
+      });
       await opts.yieldToHost?.();
     }
   }

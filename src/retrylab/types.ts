@@ -16,20 +16,33 @@ export const RETRYABLE_CODES = ['40P01', '40001', '55P03'] as const;
 export type RetryableCode = (typeof RETRYABLE_CODES)[number];
 
 /**
- * The course's Go WithRetry, as parameters: retry the listed SQLSTATEs up to maxAttempts,
- * sleeping (1 << attempt) * baseMs plus a jitter in [0, backoff) after a failed body; a
- * retryable COMMIT error (checkCommit) retries at once, as the Go code does.
+ * The course's Go WithRetry (the `retry-backoff` lesson), as parameters: at most maxAttempts
+ * runs of the whole transaction; after a failed run n (0-based) with a listed SQLSTATE, sleep
+ * ceiling/2 + rand[0, ceiling/2] with ceiling = min(baseMs << n, maxMs), never after the last
+ * run. checkCommit: a retryable error from COMMIT takes the same path, with the same backoff.
  */
 export interface RetryPolicy {
   retryOn: RetryableCode[];
+  /** Total runs, the first one included. */
   maxAttempts: number;
+  /** Backoff ceiling before the second run. */
   baseMs: number;
+  /** Cap for any single backoff. */
+  maxMs: number;
+  /** Half the ceiling random (on) or the whole ceiling fixed (off). */
   jitter: boolean;
   checkCommit: boolean;
 }
 
-/** The course's values: 40P01 and 40001, 5 attempts, 10 ms base, jitter, COMMIT checked. */
-export const COURSE_POLICY: RetryPolicy = { retryOn: ['40P01', '40001'], maxAttempts: 5, baseMs: 10, jitter: true, checkCommit: true };
+/** The lesson's DefaultRetry: 40P01 and 40001, 5 attempts, 100 ms base, 2 s cap, jitter, COMMIT checked. */
+export const COURSE_POLICY: RetryPolicy = {
+  retryOn: ['40P01', '40001'],
+  maxAttempts: 5,
+  baseMs: 100,
+  maxMs: 2000,
+  jitter: true,
+  checkCommit: true,
+};
 
 /**
  * The course's policy for a strategy. NOWAIT exists to fail at once with 55P03 and try again
@@ -91,7 +104,7 @@ export interface AttemptRecord {
   sqlstate?: string;
   /** Intervals this attempt spent waiting on locks. */
   waits: [number, number][];
-  /** Backoff slept after this attempt (Go: backoff + jitter), if any. */
+  /** Backoff slept after this attempt (none after the last one), if any. */
   backoffMs?: number;
 }
 
