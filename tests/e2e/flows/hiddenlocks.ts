@@ -63,7 +63,7 @@ function checkPredicts(ctx: FlowContext): void {
 
 const english: Flow = {
   name: 'deadlocks-nobody-wrote',
-  title: 'upsert, cascade and trigger deadlocks: victims B, A, B as on real PostgreSQL; every checkpoint right',
+  title: 'upsert, cascade and trigger deadlocks: the victims real PostgreSQL chose; every checkpoint right',
   viewport: { width: 1440, height: 900 },
   async run(ctx) {
     await ctx.openLesson(ID);
