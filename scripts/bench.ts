@@ -62,7 +62,6 @@ class TimingDriver implements SessionDriver {
   }
 }
 
-
 /** Plays every spec (all permutations) on a driver; returns wall time and failures. */
 async function playCorpus(specs: { file: string; spec: Spec }[], driver: SessionDriver): Promise<{ ms: number; failures: string[] }> {
   const failures: string[] = [];

@@ -18,8 +18,17 @@ try {
     if (check) {
       const same = readFileSync(out, 'utf8') === text;
       console.log(same ? 'same' : 'DIFFERENT', out);
-      if (!same) { bad++; writeFileSync('/tmp/' + out.split('/').pop() + '.new', text); }
-    } else { writeFileSync(out, text); console.log('wrote', out); }
+      if (!same) {
+        bad++;
+        writeFileSync('/tmp/' + out.split('/').pop() + '.new', text);
+      }
+    } else {
+      writeFileSync(out, text);
+      console.log('wrote', out);
+    }
   }
-} finally { await real.close(); await server.stop(); }
+} finally {
+  await real.close();
+  await server.stop();
+}
 process.exit(bad ? 1 : 0);

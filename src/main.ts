@@ -8,5 +8,6 @@ boot({
   target: document.getElementById('app')!,
   catalog: lessonCatalog,
   createBackend: () => createWorkerBackend(),
-  createExplorer: () => createExplorer({ createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike }),
+  createExplorer: () =>
+    createExplorer({ createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike }),
 });

@@ -20,7 +20,7 @@ function summary(r: LabResult): Record<string, unknown> {
     wallMs: r.wallMs,
     invariantHolds: r.invariant.holds,
     startupMs: r.startupMs,
-    txPerWallSecond: r.wallMs > 0 ? Math.round(((r.committed + r.giveUps) * 1000) / r.wallMs * 10) / 10 : null,
+    txPerWallSecond: r.wallMs > 0 ? Math.round((((r.committed + r.giveUps) * 1000) / r.wallMs) * 10) / 10 : null,
     throughputPerVirtualSecond: Math.round(r.throughput * 10) / 10,
     latencyMs: r.latency,
     emptyCommits: r.emptyCommits,
@@ -47,7 +47,12 @@ async function main(): Promise<void> {
     return;
   }
   const result = await runLab(cli.config, {
-    onProgress: cli.progress ? (p) => process.stderr.write(`\r${p.finished}/${p.total} tx, ${p.committed} committed, ${p.deadlocks} deadlocks, ${Math.round(p.wallMs)} ms`) : undefined,
+    onProgress: cli.progress
+      ? (p) =>
+          process.stderr.write(
+            `\r${p.finished}/${p.total} tx, ${p.committed} committed, ${p.deadlocks} deadlocks, ${Math.round(p.wallMs)} ms`,
+          )
+      : undefined,
   });
   if (cli.progress) process.stderr.write('\n');
   const s = summary(result);
@@ -56,7 +61,9 @@ async function main(): Promise<void> {
     return;
   }
   const c = cli.config;
-  console.log(`${c.workload} / ${c.strategy} / ${c.isolation}: ${c.workers} workers × ${c.transactions} transactions, ${c.rows} rows, seed ${c.seed}`);
+  console.log(
+    `${c.workload} / ${c.strategy} / ${c.isolation}: ${c.workers} workers × ${c.transactions} transactions, ${c.rows} rows, seed ${c.seed}`,
+  );
   for (const [k, v] of Object.entries(s)) console.log(`  ${k.padEnd(28)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
   if (!result.invariant.holds) process.exitCode = 1;
 }

@@ -35,7 +35,14 @@ export interface DiagnosticsInput {
   /** What pg_locks must show (engine-provided), in display order. */
   locks: LockRow[];
   /** SERIALIZABLE: the SIRead (predicate) locks pg_locks lists after the others (relation: a real OID). */
-  predicateLocks?: { locktype: 'relation' | 'page' | 'tuple'; relation: number; page: number | null; tuple: number | null; virtualtransaction: string; pid: number }[];
+  predicateLocks?: {
+    locktype: 'relation' | 'page' | 'tuple';
+    relation: number;
+    page: number | null;
+    tuple: number | null;
+    virtualtransaction: string;
+    pid: number;
+  }[];
   /** session → sessions blocking it, in pg_blocking_pids order. */
   blocking: Record<string, string[]>;
   /** Virtual now, ms since DIAG_EPOCH. */

@@ -24,7 +24,15 @@ import {
   type LockSample,
 } from './executor/footprint';
 import { PG, xactWaitContext } from './messages';
-import { holdersAndWaiters, holdersDetail, lockFailureMessage, lockWaitMessage, logEntry, messageEntry, type LockWaitEvent } from './serverLog';
+import {
+  holdersAndWaiters,
+  holdersDetail,
+  lockFailureMessage,
+  lockWaitMessage,
+  logEntry,
+  messageEntry,
+  type LockWaitEvent,
+} from './serverLog';
 import { restrictCte, restrictToTuples } from './epq';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
@@ -488,7 +496,14 @@ export class Engine {
     s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
     s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: this.clock });
     s.stateChangeMs = this.clock;
-    this.event({ type: 'step-done', atMs: this.clock, session: s.name, step: step.name, ok: !step.error, ...(step.error ? { sqlstate: step.error.sqlstate } : {}) });
+    this.event({
+      type: 'step-done',
+      atMs: this.clock,
+      session: s.name,
+      step: step.name,
+      ok: !step.error,
+      ...(step.error ? { sqlstate: step.error.sqlstate } : {}),
+    });
     if (s.txn && !s.txn.implicit && s.timeouts.idle > 0 && !s.terminated)
       this.timers.set(s.name, 'idle_in_transaction_session_timeout', this.clock + s.timeouts.idle);
   }
@@ -497,7 +512,10 @@ export class Engine {
   private async execStatement(s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
     const step = s.step!;
     const cls = st.cls;
-    if (s.txn?.aborted && !(cls.kind === 'txn' && (cls.ctl.kind === 'commit' || cls.ctl.kind === 'rollback' || cls.ctl.kind === 'rollback-to'))) {
+    if (
+      s.txn?.aborted &&
+      !(cls.kind === 'txn' && (cls.ctl.kind === 'commit' || cls.ctl.kind === 'rollback' || cls.ctl.kind === 'rollback-to'))
+    ) {
       step.error = PG.inFailedTransaction();
       return 'error';
     }
@@ -540,7 +558,10 @@ export class Engine {
    * prepared query with its arguments bound in place of the parameters, as the statement itself,
    * so it locks, waits and re-checks as that statement does and answers with its command tag.
    */
-  private async execPrepared(s: Sess, cls: Extract<Classified, { kind: 'prepare' | 'execute' | 'deallocate' }>): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+  private async execPrepared(
+    s: Sess,
+    cls: Extract<Classified, { kind: 'prepare' | 'execute' | 'deallocate' }>,
+  ): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
     const step = s.step!;
     const fail = (error: PgMessage): 'error' => {
       step.error = error;
@@ -777,7 +798,9 @@ export class Engine {
         const cur = committed.get(`${op.target.rel}:${op.newCtid}`);
         if (!cur) continue;
         // An update of an own version continues a chain that started at a committed tuple.
-        const start = op.target.own ? [...moved].find(([, v]) => v === `${op.target.rel}:${op.target.ctid}`)?.[0] : `${op.target.rel}:${op.target.ctid}`;
+        const start = op.target.own
+          ? [...moved].find(([, v]) => v === `${op.target.rel}:${op.target.ctid}`)?.[0]
+          : `${op.target.rel}:${op.target.ctid}`;
         if (start) moved.set(start, `${op.target.rel}:${op.newCtid}`);
       }
     }
@@ -801,7 +824,12 @@ export class Engine {
         for (const e of other.txn.log)
           if (e.kind === 'image')
             for (const op of e.ops)
-              if ((op.op === 'lock' || op.op === 'update' || op.op === 'delete') && !op.target.own && op.target.rel === Number(rel) && op.target.ctid === oldCtid)
+              if (
+                (op.op === 'lock' || op.op === 'update' || op.op === 'delete') &&
+                !op.target.own &&
+                op.target.rel === Number(rel) &&
+                op.target.ctid === oldCtid
+              )
                 if (!(snapshotLocker && op.op === 'lock')) op.target = { ...op.target, ctid: cur };
       }
     }
@@ -829,7 +857,6 @@ export class Engine {
     this.queueResumes(woken);
     if (hadSets) await this.refreshSessionGucs(s);
   }
-
 
   /** An error inside a transaction: PostgreSQL aborts at once and releases the locks. */
   private abortTxnState(s: Sess, keepBlock: boolean): void {
@@ -937,7 +964,8 @@ export class Engine {
   private verifyReplay(s: Sess, r: RawResult, offset: number, checks: ((tag: string | undefined) => string | null)[]): void {
     for (let i = 0; i < checks.length; i++) {
       const problem = checks[i](r.results[offset + i]?.command);
-      if (problem) throw new EngineInternalError(`replay of session ${s.name} diverged: ${problem}${r.error ? ` (${r.error.message})` : ''}`);
+      if (problem)
+        throw new EngineInternalError(`replay of session ${s.name} diverged: ${problem}${r.error ? ` (${r.error.message})` : ''}`);
     }
   }
 
@@ -987,7 +1015,14 @@ export class Engine {
       }
       // A foreign-key trigger fails at the end of the statement, after the statement has locked
       // its rows: a row another session holds is waited for first (PostgreSQL's order).
-      if (dry.raw.error.sqlstate === '23503' && s.txn && !s.txn.sx && st.cls.kind === 'dml' && st.cls.waitPolicy === 'block' && (st.cls.verb === 'delete' || st.cls.verb === 'update')) {
+      if (
+        dry.raw.error.sqlstate === '23503' &&
+        s.txn &&
+        !s.txn.sx &&
+        st.cls.kind === 'dml' &&
+        st.cls.waitPolicy === 'block' &&
+        (st.cls.verb === 'delete' || st.cls.verb === 'update')
+      ) {
         const first = await this.lockBeforeTriggers(s, st);
         if (first !== 'ok') return first;
       }
@@ -1070,7 +1105,9 @@ export class Engine {
         for (const op of dry.entry.ops) {
           if (op.op !== 'update') continue;
           const [b, o] = op.target.ctid.slice(1, -1).split(',').map(Number);
-          const origin = op.target.own ? txn.originOf.get(`${op.target.rel}:${op.target.ctid}`) : { oid: op.target.rel, relation: op.target.relation, block: b, offset: o };
+          const origin = op.target.own
+            ? txn.originOf.get(`${op.target.rel}:${op.target.ctid}`)
+            : { oid: op.target.rel, relation: op.target.relation, block: b, offset: o };
           if (origin) txn.originOf.set(`${op.target.rel}:${op.newCtid}`, origin);
         }
     }
@@ -1147,7 +1184,9 @@ export class Engine {
         if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
         const gid = `lockstep_${o.index}`;
         const begin = await this.beginSql(o, false);
-        const r = await this.ex.run(`${begin.sql}${this.gucSql(o)}${replaySql(o.txn.log, { replica: this.replayNeedsReplica(o) }).sql}PREPARE TRANSACTION '${gid}'`);
+        const r = await this.ex.run(
+          `${begin.sql}${this.gucSql(o)}${replaySql(o.txn.log, { replica: this.replayNeedsReplica(o) }).sql}PREPARE TRANSACTION '${gid}'`,
+        );
         if (r.error) {
           await this.ex.run('ROLLBACK');
           for (const g of staged) await this.ex.run(`ROLLBACK PREPARED '${g}'`);
@@ -1182,13 +1221,20 @@ export class Engine {
     const entriesSql = txn.sx?.doomed ? this.indexEntriesSql() : '';
     const prefix = `${begin.sql}${this.gucSql(s)}${advisoryPrefix}${replay.sql}${shadow.sql}${entriesSql ? `${this.indexEntriesSql(true)};\n` : ''}SAVEPOINT lockstep_q${sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : ''}`;
     const prefixCount =
-      begin.count + this.gucCount(s) + s.sessionAdvisory.length + replay.checks.length + shadow.count + (entriesSql ? 1 : 0) + (sampleBefore ? 2 : 1);
+      begin.count +
+      this.gucCount(s) +
+      s.sessionAdvisory.length +
+      replay.checks.length +
+      shadow.count +
+      (entriesSql ? 1 : 0) +
+      (sampleBefore ? 2 : 1);
     // One round trip for the usual case: replay, the statement, and what it locked. A locking
     // SELECT runs row by row as a cursor, in the same round trip (cursorSql, runStatement).
     const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
     // A plain SELECT (or SET/SHOW) locks and writes no rows unless a function in it does: its
     // tuple scan runs only if the sample shows that it took a transaction id.
-    const scanAlong = st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
+    const scanAlong =
+      st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
     const all = await this.ex.run(
       merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL}${scanAlong ? `;\n${TUPLE_SCAN_SQL}` : ''}` : `${prefix};\n${cursorSql(st.sql)}`,
     );
@@ -1243,11 +1289,21 @@ export class Engine {
       // The rest of the dry run's reads in one round trip; the rollback rides along unless
       // SERIALIZABLE still reads the dry run (ssiFootprint).
       const end = txn.sx ? undefined : dryRunEnd(s.sessionAdvisory.length > 0 || after.advisory.length > 0);
-      await this.prefetch(st, byTable, touched.touched.some((t) => t.own), end);
+      await this.prefetch(
+        st,
+        byTable,
+        touched.touched.some((t) => t.own),
+        end,
+      );
       // Unique keys of the tuples this statement created (new row versions included).
       for (const [table, list] of byTable) {
         const cat = this.catalog.find((c) => c.name === table);
-        const sql = cat && uniqueKeysSql(cat, list.map((t) => t.ctid));
+        const sql =
+          cat &&
+          uniqueKeysSql(
+            cat,
+            list.map((t) => t.ctid),
+          );
         if (!sql) continue;
         for (const row of await this.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
       }
@@ -1297,10 +1353,14 @@ export class Engine {
       }));
       // Advisory locks that survived the rollback are session-level: they are not replayed as part of the transaction.
       for (const a of sessionAdvisory) {
-        const item = plan.find((p) => p.kind === 'adv' && p.tag.key1 === a.key1 && p.tag.key2 === a.key2 && p.tag.field4 === a.field4 && p.mode === a.mode);
+        const item = plan.find(
+          (p) => p.kind === 'adv' && p.tag.key1 === a.key1 && p.tag.key2 === a.key2 && p.tag.field4 === a.field4 && p.mode === a.mode,
+        );
         if (item && item.kind === 'adv') item.sessionLevel = true;
       }
-      ops = ops.filter((o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)));
+      ops = ops.filter(
+        (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
+      );
     }
     for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key });
     let entry: LogEntry | null = null;
@@ -1311,7 +1371,16 @@ export class Engine {
     }
     // The dry run's own (top-level) xid: every version committed before it ran has a smaller xmin.
     const horizon = !raw.error && after.xids.size ? Math.min(...after.xids) : undefined;
-    return { raw, plan, assignsXid, inserted, sessionAdvisory, entry, ...(ssi ? { ssi } : {}), ...(horizon !== undefined ? { horizon } : {}) };
+    return {
+      raw,
+      plan,
+      assignsXid,
+      inserted,
+      sessionAdvisory,
+      entry,
+      ...(ssi ? { ssi } : {}),
+      ...(horizon !== undefined ? { horizon } : {}),
+    };
   }
 
   /**
@@ -1321,7 +1390,10 @@ export class Engine {
   private async ssiFootprint(
     before: LockSample,
     after: LockSample,
-    touched: { touched: { oid: number; block: number; offset: number; mode: RowLockMode; own: boolean }[]; inserted: { oid: number; relation: string; ctid: string }[] },
+    touched: {
+      touched: { oid: number; block: number; offset: number; mode: RowLockMode; own: boolean }[];
+      inserted: { oid: number; relation: string; ctid: string }[];
+    },
   ): Promise<NonNullable<DryRun['ssi']>> {
     const had = new Set(before.predicate.map(targetKey));
     const writes = new Map<string, SsiWrite>();
@@ -1336,12 +1408,21 @@ export class Engine {
       // index scan reaches the entry has a conflict out to this transaction.
       const tables = new Set(touched.inserted.map((t) => t.relation));
       const indexes = [...this.relations].filter(([, r]) => r.isIndex && tables.has(r.table)).map(([oid]) => oid);
-      const entries = indexes.length ? await this.ex.must(indexPagesSql(indexes, touched.inserted.map((t) => t.ctid))) : [];
+      const entries = indexes.length
+        ? await this.ex.must(
+            indexPagesSql(
+              indexes,
+              touched.inserted.map((t) => t.ctid),
+            ),
+          )
+        : [];
       // The rows behind the entries, to match them against a later reader's index condition.
       const rows = new Map<string, string>();
       for (const table of tables) {
         const ctids = touched.inserted.filter((t) => t.relation === table).map((t) => `"${t.ctid}"`);
-        for (const [ctid, json] of await this.ex.must(`SELECT ctid::text, pg_catalog.row_to_json(t)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`))
+        for (const [ctid, json] of await this.ex.must(
+          `SELECT ctid::text, pg_catalog.row_to_json(t)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`,
+        ))
           rows.set(`${table}:${ctid}`, json!);
       }
       for (const [oid, blk, tid] of entries) {
@@ -1378,7 +1459,12 @@ export class Engine {
     const scans: { index: string; alias: string; cond?: string }[] = [];
     const walk = (node: Record<string, unknown>, alias: string | undefined) => {
       const a = (node['Alias'] as string | undefined) ?? alias;
-      if (typeof node['Index Name'] === 'string') scans.push({ index: node['Index Name'], alias: a ?? '', ...(typeof node['Index Cond'] === 'string' ? { cond: node['Index Cond'] } : {}) });
+      if (typeof node['Index Name'] === 'string')
+        scans.push({
+          index: node['Index Name'],
+          alias: a ?? '',
+          ...(typeof node['Index Cond'] === 'string' ? { cond: node['Index Cond'] } : {}),
+        });
       for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child, a);
     };
     const text = plan.results[0]?.rows?.[0]?.[0];
@@ -1392,7 +1478,8 @@ export class Engine {
         continue;
       }
       const probes = uses.map(
-        (u) => `EXISTS (SELECT 1 FROM pg_catalog.json_populate_record(NULL::${ident(c.row!.table)}, ${literal(c.row!.json)}::json) AS ${ident(u.alias)} WHERE ${u.cond})`,
+        (u) =>
+          `EXISTS (SELECT 1 FROM pg_catalog.json_populate_record(NULL::${ident(c.row!.table)}, ${literal(c.row!.json)}::json) AS ${ident(u.alias)} WHERE ${u.cond})`,
       );
       const r = await this.ex.run(`SELECT ${probes.join(' OR ')}`);
       if (r.error || r.results[0]?.rows?.[0]?.[0] === 't') reached.add(c);
@@ -1595,9 +1682,13 @@ export class Engine {
     for (const [table, list] of created) {
       const cat = this.catalog.find((c) => c.name === table);
       if (!cat) continue;
-      const keys = uniqueKeysSql(cat, list.map((t) => t.ctid));
+      const keys = uniqueKeysSql(
+        cat,
+        list.map((t) => t.ctid),
+      );
       const values = recordsImage(st) ? valuesSql(cat, list) : null;
-      if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c)))) derived.push({ keys, values, cat });
+      if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c))))
+        derived.push({ keys, values, cat });
       else if (keys) sqls.push(keys);
       if (values) sqls.push(values);
     }
@@ -1637,7 +1728,16 @@ export class Engine {
 
   /** What the statement did to tuples, as replayable row images (see images.ts). */
   private async imageOps(
-    touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; next?: string; own: boolean }[],
+    touched: {
+      oid: number;
+      relation: string;
+      block: number;
+      offset: number;
+      mode: RowLockMode;
+      newCtid?: string;
+      next?: string;
+      own: boolean;
+    }[],
     created: { oid: number; relation: string; ctid: string }[],
     plan: PlanItem[],
   ): Promise<ImageOp[]> {
@@ -1689,14 +1789,26 @@ export class Engine {
     for (const c of created) {
       const k = `${c.oid}:${c.ctid}`;
       if (updatedNew.has(k)) continue;
-      ops.push({ op: 'insert', rel: c.oid, relation: c.relation, columns: cols.get(c.oid)!, values: values.get(k)!, newCtid: idOf(c.oid, c.ctid) });
+      ops.push({
+        op: 'insert',
+        rel: c.oid,
+        relation: c.relation,
+        columns: cols.get(c.oid)!,
+        values: values.get(k)!,
+        newCtid: idOf(c.oid, c.ctid),
+      });
     }
     for (const p of plan) if (p.kind === 'adv') ops.push({ op: 'advisory', tag: p.tag, mode: p.mode });
     return ops;
   }
 
   /** Orders what the statement acquired the way PostgreSQL acquires it. */
-  private buildPlan(st: ParsedStatement, before: LockSample, after: LockSample, touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode }[]): PlanItem[] {
+  private buildPlan(
+    st: ParsedStatement,
+    before: LockSample,
+    after: LockSample,
+    touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode }[],
+  ): PlanItem[] {
     const order = st.cls.kind === 'dml' ? st.cls.relations : [];
     const rank = (name: string) => {
       const i = order.indexOf(name);
@@ -1706,9 +1818,15 @@ export class Engine {
     const rels = after.relations
       .filter((r) => !had.has(`${r.oid}/${r.mode}`))
       .sort((a, b) => Number(a.isIndex) - Number(b.isIndex) || rank(a.table) - rank(b.table) || a.oid - b.oid);
-    const plan: PlanItem[] = rels.map((r) => ({ kind: 'rel', tag: { type: 'relation', relation: r.name, oid: r.oid }, mode: r.mode, name: r.name }));
+    const plan: PlanItem[] = rels.map((r) => ({
+      kind: 'rel',
+      tag: { type: 'relation', relation: r.name, oid: r.oid },
+      mode: r.mode,
+      name: r.name,
+    }));
     const hadAdv = new Map<string, number>();
-    for (const a of before.advisory) hadAdv.set(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`, (hadAdv.get(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`) ?? 0) + 1);
+    for (const a of before.advisory)
+      hadAdv.set(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`, (hadAdv.get(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`) ?? 0) + 1);
     for (const a of after.advisory) {
       const k = `${a.key1}/${a.key2}/${a.field4}/${a.mode}`;
       const n = hadAdv.get(k) ?? 0;
@@ -1716,11 +1834,17 @@ export class Engine {
         hadAdv.set(k, n - 1);
         continue;
       }
-      plan.push({ kind: 'adv', tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode, sessionLevel: false });
+      plan.push({
+        kind: 'adv',
+        tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 },
+        mode: a.mode,
+        sessionLevel: false,
+      });
     }
     // Advisory locks taken by functions in the WHERE clause or target list are evaluated while the
     // scan finds a row, before that row is locked (isolation spec tuplelock-update relies on it).
-    for (const t of touched) plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
+    for (const t of touched)
+      plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
     return plan;
   }
 
@@ -1743,7 +1867,11 @@ export class Engine {
           if (item.kind === 'adv' && item.sessionLevel) {
             // Taken by this statement before it waited (a re-run after a wake-up): held once.
             const xactHolds = txn.held.filter((h) => sameTag(h.tag, item.tag) && h.mode === item.mode).length;
-            if (!s.sessionAdvisory.some((a) => sameTag(a.tag, item.tag) && a.mode === item.mode) && this.lm.holdCount(s.proc, item.tag, item.mode) > xactHolds) continue;
+            if (
+              !s.sessionAdvisory.some((a) => sameTag(a.tag, item.tag) && a.mode === item.mode) &&
+              this.lm.holdCount(s.proc, item.tag, item.mode) > xactHolds
+            )
+              continue;
             const r = this.lm.acquire(s.proc, item.tag, item.mode);
             if (r.status === 'granted') continue;
             return this.handleAcquire(s, r, item.tag, item.mode);
@@ -1781,7 +1909,13 @@ export class Engine {
           // heap_lock_tuple only when it writes the lock (a waiting FOR UPDATE has no xid yet).
           if (cls?.verb === 'update' || cls?.verb === 'delete' || cls?.verb === 'merge') this.currentXid(s);
           // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
-          const ttag: LockTag = { type: 'tuple', relation: item.tuple.relation, oid: item.tuple.oid, block: item.tuple.block, offset: item.tuple.offset };
+          const ttag: LockTag = {
+            type: 'tuple',
+            relation: item.tuple.relation,
+            oid: item.tuple.oid,
+            block: item.tuple.block,
+            offset: item.tuple.offset,
+          };
           const tmode = tupleLockMode(item.mode);
           // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
           // member or the single locker): "avoids deadlock".
@@ -1794,7 +1928,12 @@ export class Engine {
             } else return this.handleAcquire(s, r, ttag, tmode);
           }
           const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
-          const ctx = xactWaitContext(item.mode === 'Update' && verb === 'update' ? 'update' : verb, item.tuple.block, item.tuple.offset, item.tuple.relation);
+          const ctx = xactWaitContext(
+            item.mode === 'Update' && verb === 'update' ? 'update' : verb,
+            item.tuple.block,
+            item.tuple.offset,
+            item.tuple.relation,
+          );
           return this.waitOnXid(s, conflicting[0].session, conflicting[0].xid, item.tuple, verb, ctx);
         }
         case 'key': {
@@ -1833,13 +1972,20 @@ export class Engine {
       const cat = this.catalog.find((c) => c.oid === tuple.oid);
       const sql = cat && uniqueKeysSql(cat, [`(${tuple.block},${tuple.offset})`]);
       if (!sql) continue;
-      for (const row of await this.ex.must(sql)) for (const k of row.slice(1)) if (k && splitKey(cat!.name, k).key === m[1]) return { session: h.session, xid: h.xid };
+      for (const row of await this.ex.must(sql))
+        for (const k of row.slice(1)) if (k && splitKey(cat!.name, k).key === m[1]) return { session: h.session, xid: h.xid };
     }
     return undefined;
   }
 
-
-  private waitOnXid(s: Sess, holder: string, xid: number, tuple: TupleId | undefined, verb: 'update' | 'delete' | 'lock' | 'insert', context?: string): 'wait' | 'error' {
+  private waitOnXid(
+    s: Sess,
+    holder: string,
+    xid: number,
+    tuple: TupleId | undefined,
+    verb: 'update' | 'delete' | 'lock' | 'insert',
+    context?: string,
+  ): 'wait' | 'error' {
     const tag: LockTag = { type: 'transactionid', xid: xid as Xid };
     const r = this.lm.acquire(s.proc, tag, 'ShareLock');
     if (r.status === 'granted') {
@@ -1847,7 +1993,11 @@ export class Engine {
       this.lm.release(s.proc, tag, 'ShareLock');
       return 'error';
     }
-    return this.handleAcquire(s, r, tag, 'ShareLock', { tuple, holder, context: context ?? (tuple ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined) });
+    return this.handleAcquire(s, r, tag, 'ShareLock', {
+      tuple,
+      holder,
+      context: context ?? (tuple ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined),
+    });
   }
 
   private handleAcquire(
@@ -1903,7 +2053,9 @@ export class Engine {
   private releaseTupleLock(s: Sess, t: TupleId): void {
     const step = s.step!;
     const txn = s.txn!;
-    const i = step.tupleLocks.findIndex((tag) => tag.type === 'tuple' && tag.oid === t.oid && tag.block === t.block && tag.offset === t.offset);
+    const i = step.tupleLocks.findIndex(
+      (tag) => tag.type === 'tuple' && tag.oid === t.oid && tag.block === t.block && tag.offset === t.offset,
+    );
     if (i < 0) return;
     const [tag] = step.tupleLocks.splice(i, 1);
     const h = txn.held.findIndex((x) => sameTag(x.tag, tag));
@@ -1961,7 +2113,10 @@ export class Engine {
       const tag: LockTag = { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 };
       if (s.sessionAdvisory.some(same(tag, a.mode))) return true;
       const xactHolds = s.txn?.held.filter(same(tag, a.mode)).length ?? 0;
-      if (this.lm.holdCount(s.proc, tag, a.mode) > xactHolds || this.lm.acquire(s.proc, tag, a.mode, { dontWait: true }).status === 'granted') {
+      if (
+        this.lm.holdCount(s.proc, tag, a.mode) > xactHolds ||
+        this.lm.acquire(s.proc, tag, a.mode, { dontWait: true }).status === 'granted'
+      ) {
         taken.push({ tag, mode: a.mode });
         return true;
       }
@@ -1977,12 +2132,12 @@ export class Engine {
     acquiredByPlan: { tag: LockTag; mode: LockMode }[],
   ): void {
     const next = now.map((a) => ({ tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode }));
-    const same = (a: { tag: LockTag; mode: LockMode }) => (b: { tag: LockTag; mode: LockMode }) => sameTag(a.tag, b.tag) && a.mode === b.mode;
+    const same = (a: { tag: LockTag; mode: LockMode }) => (b: { tag: LockTag; mode: LockMode }) =>
+      sameTag(a.tag, b.tag) && a.mode === b.mode;
     for (const old of s.sessionAdvisory) if (!next.some(same(old))) this.queueResumes(this.lm.release(s.proc, old.tag, old.mode));
     // A session-level lock on a key the transaction already held: pg_locks showed no new row,
     // so the plan took nothing; the session now holds it a second time.
-    for (const n of next)
-      if (!s.sessionAdvisory.some(same(n)) && !acquiredByPlan.some(same(n))) this.lm.acquire(s.proc, n.tag, n.mode);
+    for (const n of next) if (!s.sessionAdvisory.some(same(n)) && !acquiredByPlan.some(same(n))) this.lm.acquire(s.proc, n.tag, n.mode);
     s.sessionAdvisory = next;
   }
 
@@ -2003,7 +2158,8 @@ export class Engine {
       // A session with no SET of its own has the server defaults (read once by the executor).
       const rows = !this.gucSql(s)
         ? this.ex.defaultGucs
-        : ((await this.ex.run(`BEGIN;\n${this.gucSql(s)}EXECUTE lockstep_gucs;\nROLLBACK`)).results.find((x) => x.columns?.length === 4)?.rows ?? []);
+        : ((await this.ex.run(`BEGIN;\n${this.gucSql(s)}EXECUTE lockstep_gucs;\nROLLBACK`)).results.find((x) => x.columns?.length === 4)
+            ?.rows ?? []);
       for (const [name, setting, unit, shown] of rows) {
         s.gucs[name!] = shown!;
         const ms = Number(setting) * (unit === 's' ? 1000 : unit === 'min' ? 60000 : 1);
@@ -2083,7 +2239,13 @@ export class Engine {
       case 'deadlock_timeout': {
         if (!step?.wait) return;
         const r = this.lm.checkDeadlock(s.proc);
-        this.event({ type: 'deadlock-check', atMs: this.clock, session: name, result: r.kind, cycle: r.kind === 'hard' ? r.report.edges.map((e) => e.waiter as string) : [] });
+        this.event({
+          type: 'deadlock-check',
+          atMs: this.clock,
+          session: name,
+          result: r.kind,
+          cycle: r.kind === 'hard' ? r.report.edges.map((e) => e.waiter as string) : [],
+        });
         const w = step.wait;
         w.checked = true;
         if (r.kind === 'hard') {
@@ -2159,7 +2321,9 @@ export class Engine {
     const { holders, waiters } = holdersAndWaiters(this.lm.raw, tag);
     const pids = (ps: ProcId[]) => ps.map((p) => this.sess(p).pid);
     const message = lockFailureMessage(s.pid, mode, describeLockTag(this.presentTag(tag), DATABASE_OID));
-    this.serverLog.push(...logEntry(this.clock, s.pid, 'LOG', message, { detail: holdersDetail(pids(holders), pids(waiters), ','), statement: s.query }));
+    this.serverLog.push(
+      ...logEntry(this.clock, s.pid, 'LOG', message, { detail: holdersDetail(pids(holders), pids(waiters), ','), statement: s.query }),
+    );
   }
 
   /**
@@ -2170,7 +2334,8 @@ export class Engine {
     const ttag: LockTag = { type: 'tuple', relation: t.relation, oid: t.oid, block: t.block, offset: t.offset };
     const tmode = tupleLockMode(mode);
     // Tried on a copy of the lock table: the engine itself does not take the tuple lock here.
-    const tupleTaken = this.rows.heldMode(t, s.name) === undefined && this.lm.clone().acquire(s.proc, ttag, tmode, { dontWait: true }).status !== 'granted';
+    const tupleTaken =
+      this.rows.heldMode(t, s.name) === undefined && this.lm.clone().acquire(s.proc, ttag, tmode, { dontWait: true }).status !== 'granted';
     if (tupleTaken) {
       this.logLockFailure(s, ttag, tmode);
       return;
@@ -2181,10 +2346,11 @@ export class Engine {
   /** A finished step's warnings and error reach the server log (log_min_messages = warning), unless logged when raised. */
   private logStepMessages(s: Sess): void {
     const step = s.step!;
-    for (const n of step.notices) if (n.severity === 'WARNING' && !this.loggedErrors.has(n)) {
-      this.loggedErrors.add(n);
-      this.serverLog.push(...messageEntry(this.clock, s.pid, n, s.query));
-    }
+    for (const n of step.notices)
+      if (n.severity === 'WARNING' && !this.loggedErrors.has(n)) {
+        this.loggedErrors.add(n);
+        this.serverLog.push(...messageEntry(this.clock, s.pid, n, s.query));
+      }
     if (step.error && !this.loggedErrors.has(step.error)) {
       this.loggedErrors.add(step.error);
       this.serverLog.push(...messageEntry(this.clock, s.pid, step.error, s.query));
@@ -2234,7 +2400,11 @@ export class Engine {
       tag: this.presentTag(w.tag),
       mode: w.mode,
       description: `${w.mode} on ${this.friendly(w.tag)}`,
-      blockers: edges.map((e) => ({ session: e.to as string, kind: e.kind, mode: this.lm.holders(e.tag).find((h) => h.proc === e.to)?.modes[0] ?? e.mode })),
+      blockers: edges.map((e) => ({
+        session: e.to as string,
+        kind: e.kind,
+        mode: this.lm.holders(e.tag).find((h) => h.proc === e.to)?.modes[0] ?? e.mode,
+      })),
       sinceMs: w.sinceMs,
     };
   }
@@ -2268,7 +2438,9 @@ export class Engine {
             columns: res.columns.slice(1),
             rows: (res.rows ?? []).map((row) => {
               const ctid = row[0]!;
-              const holders = withLocks ? (locks.find((l) => l.tuple.oid === t.oid && `(${l.tuple.block},${l.tuple.offset})` === ctid)?.holders ?? []) : [];
+              const holders = withLocks
+                ? (locks.find((l) => l.tuple.oid === t.oid && `(${l.tuple.block},${l.tuple.offset})` === ctid)?.holders ?? [])
+                : [];
               return { ctid, values: row.slice(1), lockers: holders.map((h) => ({ session: h.session, mode: h.mode })) };
             }),
           },
@@ -2293,7 +2465,8 @@ export class Engine {
         base = toTables(r.results.slice(begin.count, begin.count + selects.length), false);
       }
       views[s.name] = applyImages(base, this.catalog, s.txn.log);
-    }    this.views = views;
+    }
+    this.views = views;
   }
 
   private views: Record<string, TableSnapshot[]> = {};
@@ -2406,7 +2579,9 @@ export class Engine {
             tuple: l.kind === 'tuple' ? l.offset : null,
           })),
         })),
-        conflicts: all.flatMap((r) => [...r.outConflicts].map((w) => ({ from: r.session, to: w.session, fromCommitted: r.committed, toCommitted: w.committed }))),
+        conflicts: all.flatMap((r) =>
+          [...r.outConflicts].map((w) => ({ from: r.session, to: w.session, fromCommitted: r.committed, toCommitted: w.committed })),
+        ),
       },
     };
   }
@@ -2423,7 +2598,10 @@ export class Engine {
 
 /** A session's own uncommitted changes (its row images) applied over the rows it can see. */
 function applyImages(base: TableSnapshot[], catalog: CatalogTable[], log: LogEntry[]): TableSnapshot[] {
-  const tables = base.map((t) => ({ ...t, rows: t.rows.map((r) => ({ ...r, lockers: [] as RowSnapshot['lockers'], values: [...r.values] })) }));
+  const tables = base.map((t) => ({
+    ...t,
+    rows: t.rows.map((r) => ({ ...r, lockers: [] as RowSnapshot['lockers'], values: [...r.values] })),
+  }));
   const own = new Map<string, RowSnapshot>();
   const byOid = (oid: number) => {
     const name = catalog.find((c) => c.oid === oid)?.name;
@@ -2513,11 +2691,16 @@ function valuesSql(cat: CatalogTable, list: { ctid: string }[]): string {
   return `SELECT ctid::text, ${sel} FROM ${ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
 }
 
-
-
 /** Statements whose effects are replayed as row images rather than as SQL text. */
 function recordsImage(st: ParsedStatement): boolean {
-  return st.cls.kind === 'dml' && (st.cls.verb === 'select' || st.cls.verb === 'update' || st.cls.verb === 'delete' || st.cls.verb === 'insert' || st.cls.verb === 'merge');
+  return (
+    st.cls.kind === 'dml' &&
+    (st.cls.verb === 'select' ||
+      st.cls.verb === 'update' ||
+      st.cls.verb === 'delete' ||
+      st.cls.verb === 'insert' ||
+      st.cls.verb === 'merge')
+  );
 }
 
 function findLastIndex<T>(a: T[], f: (x: T) => boolean): number {
@@ -2539,5 +2722,3 @@ function splitKey(table: string, k: string): { table: string; index: string; key
 function sameTag(a: LockTag, b: LockTag): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
-
-

@@ -6,11 +6,41 @@ beforeAll(() => loadParser());
 
 describe('restrictToTuples', () => {
   const cases: { name: string; sql: string; verb: 'select' | 'update' | 'delete'; target: string; expected: string | null }[] = [
-    { name: 'delete with where', sql: 'DELETE FROM website WHERE hits = 10', verb: 'delete', target: 'website', expected: `DELETE FROM website WHERE (hits = 10) AND website.ctid = ANY('{"(0,3)"}'::tid[])` },
-    { name: 'update without where', sql: 'UPDATE t SET v = v + 1', verb: 'update', target: 't', expected: `UPDATE t SET v = v + 1 WHERE t.ctid = ANY('{"(0,3)"}'::tid[])` },
-    { name: 'update with returning', sql: 'UPDATE t AS x SET v = 1 WHERE id IN (SELECT id FROM u WHERE a = 1) RETURNING v', verb: 'update', target: 'x', expected: `UPDATE t AS x SET v = 1 WHERE (id IN (SELECT id FROM u WHERE a = 1)) AND x.ctid = ANY('{"(0,3)"}'::tid[]) RETURNING v` },
-    { name: 'select for update with order by', sql: 'SELECT * FROM jobs WHERE s = 1 ORDER BY id FOR UPDATE', verb: 'select', target: 'jobs', expected: `SELECT * FROM jobs WHERE (s = 1) AND jobs.ctid = ANY('{"(0,3)"}'::tid[]) ORDER BY id FOR UPDATE` },
-    { name: 'select for update without where', sql: 'SELECT * FROM jobs FOR UPDATE', verb: 'select', target: 'jobs', expected: `SELECT * FROM jobs WHERE jobs.ctid = ANY('{"(0,3)"}'::tid[]) FOR UPDATE` },
+    {
+      name: 'delete with where',
+      sql: 'DELETE FROM website WHERE hits = 10',
+      verb: 'delete',
+      target: 'website',
+      expected: `DELETE FROM website WHERE (hits = 10) AND website.ctid = ANY('{"(0,3)"}'::tid[])`,
+    },
+    {
+      name: 'update without where',
+      sql: 'UPDATE t SET v = v + 1',
+      verb: 'update',
+      target: 't',
+      expected: `UPDATE t SET v = v + 1 WHERE t.ctid = ANY('{"(0,3)"}'::tid[])`,
+    },
+    {
+      name: 'update with returning',
+      sql: 'UPDATE t AS x SET v = 1 WHERE id IN (SELECT id FROM u WHERE a = 1) RETURNING v',
+      verb: 'update',
+      target: 'x',
+      expected: `UPDATE t AS x SET v = 1 WHERE (id IN (SELECT id FROM u WHERE a = 1)) AND x.ctid = ANY('{"(0,3)"}'::tid[]) RETURNING v`,
+    },
+    {
+      name: 'select for update with order by',
+      sql: 'SELECT * FROM jobs WHERE s = 1 ORDER BY id FOR UPDATE',
+      verb: 'select',
+      target: 'jobs',
+      expected: `SELECT * FROM jobs WHERE (s = 1) AND jobs.ctid = ANY('{"(0,3)"}'::tid[]) ORDER BY id FOR UPDATE`,
+    },
+    {
+      name: 'select for update without where',
+      sql: 'SELECT * FROM jobs FOR UPDATE',
+      verb: 'select',
+      target: 'jobs',
+      expected: `SELECT * FROM jobs WHERE jobs.ctid = ANY('{"(0,3)"}'::tid[]) FOR UPDATE`,
+    },
     { name: 'set operation refused', sql: 'SELECT 1 FROM a UNION SELECT 1 FROM b FOR UPDATE', verb: 'select', target: 'a', expected: null },
   ];
   for (const c of cases)

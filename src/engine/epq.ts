@@ -14,7 +14,13 @@ const DML_TAIL = new Set(['RETURNING']);
 const SET_OPS = new Set(['UNION', 'INTERSECT', 'EXCEPT']);
 
 /** The statement with its target restricted to the given tuples, or null when it cannot be done safely. */
-export function restrictToTuples(sql: string, verb: 'select' | 'update' | 'delete', target: string, ctids: string[], horizon?: number): string | null {
+export function restrictToTuples(
+  sql: string,
+  verb: 'select' | 'update' | 'delete',
+  target: string,
+  ctids: string[],
+  horizon?: number,
+): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
   const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));

@@ -40,7 +40,9 @@ export function literal(v: string | null): string {
 }
 
 function target(t: TupleRef): string {
-  return t.own ? `(SELECT cur FROM ${CTID_MAP} WHERE rel = ${t.rel} AND orig = '${t.ctid}' ORDER BY ctid DESC LIMIT 1)` : `'${t.ctid}'::tid`;
+  return t.own
+    ? `(SELECT cur FROM ${CTID_MAP} WHERE rel = ${t.rel} AND orig = '${t.ctid}' ORDER BY ctid DESC LIMIT 1)`
+    : `'${t.ctid}'::tid`;
 }
 
 function lockClause(mode: RowLockMode): string {
@@ -77,9 +79,7 @@ export function opSql(op: ImageOp): string {
 }
 
 /** One entry of a session's transaction log. */
-export type LogEntry =
-  | { kind: 'sql'; sql: string; command: string }
-  | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
+export type LogEntry = { kind: 'sql'; sql: string; command: string } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
 
 /**
  * Replay SQL for a log, and a check per produced result (null = fine, else what went wrong).
@@ -87,7 +87,10 @@ export type LogEntry =
  * logs whose images touch no table with triggers or rules (the engine decides, see
  * Engine.replayNeedsReplica), where it changes nothing but costs a plan-cache reset.
  */
-export function replaySql(log: LogEntry[], opts: { replica?: boolean } = {}): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
+export function replaySql(
+  log: LogEntry[],
+  opts: { replica?: boolean } = {},
+): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
   const parts: string[] = [];
   const checks: ((tag: string | undefined) => string | null)[] = [];
   const hasImages = opts.replica !== false && log.some((e) => e.kind === 'image');
@@ -104,7 +107,9 @@ export function replaySql(log: LogEntry[], opts: { replica?: boolean } = {}): { 
     } else {
       for (const op of e.ops) {
         parts.push(opSql(op));
-        checks.push((tag) => (tag && / 1$/.test(tag) ? null : `row image of "${e.sql.slice(0, 60)}" (${op.op}) did not apply: ${tag ?? 'nothing'}`));
+        checks.push((tag) =>
+          tag && / 1$/.test(tag) ? null : `row image of "${e.sql.slice(0, 60)}" (${op.op}) did not apply: ${tag ?? 'nothing'}`,
+        );
       }
     }
   }

@@ -42,11 +42,14 @@ export const PG = {
   preparedExists: (name: string) => err('42P05', `prepared statement "${name}" already exists`),
   noSuchPrepared: (name: string) => err('26000', `prepared statement "${name}" does not exist`),
   wrongParamCount: (name: string, expected: number, got: number) =>
-    err('42601', `wrong number of parameters for prepared statement "${name}"`, { detail: `Expected ${expected} parameters but got ${got}.` }),
+    err('42601', `wrong number of parameters for prepared statement "${name}"`, {
+      detail: `Expected ${expected} parameters but got ${got}.`,
+    }),
   setTransactionTooLate: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must be called before any query'),
   unsupported: (what: string) =>
     err('0A000', `Lockstep cannot stage ${what}`, {
-      detail: 'The simulator runs every session on one embedded PostgreSQL (PGlite); this statement needs a real server process of its own.',
+      detail:
+        'The simulator runs every session on one embedded PostgreSQL (PGlite); this statement needs a real server process of its own.',
       hint: 'Remove the statement or run the scenario on a real server with npm run verify.',
     }),
   engine: (message: string) =>

@@ -49,7 +49,11 @@ export class RowLockTable {
   /** True when `session` already holds `t` in a mode at least as strong as `mode`. */
   covers(t: TupleId, session: string, mode: RowLockMode): boolean {
     const held = this.heldMode(t, session);
-    return held !== undefined && rowModeCovers(held, mode) && (mode === 'NoKeyUpdate' || mode === 'Update' ? held === mode || held === 'Update' : true);
+    return (
+      held !== undefined &&
+      rowModeCovers(held, mode) &&
+      (mode === 'NoKeyUpdate' || mode === 'Update' ? held === mode || held === 'Update' : true)
+    );
   }
 
   /** Records a lock; a stronger mode at the same depth replaces a weaker one. */

@@ -125,4 +125,3 @@ export class SimDriver implements SessionDriver {
     this.ex = null;
   }
 }
-

@@ -76,7 +76,9 @@ export interface PreparedText {
 
 /** The prepared statement's query with each `$n` replaced by the n-th argument, cast to its declared type. */
 export function bindPrepared(p: PreparedText, args: string[]): string {
-  return p.parts.map((x) => (typeof x === 'string' ? x : p.types[x - 1] !== undefined ? `(${args[x - 1]})::${p.types[x - 1]}` : `(${args[x - 1]})`)).join('');
+  return p.parts
+    .map((x) => (typeof x === 'string' ? x : p.types[x - 1] !== undefined ? `(${args[x - 1]})::${p.types[x - 1]}` : `(${args[x - 1]})`))
+    .join('');
 }
 
 interface Token {
@@ -118,7 +120,8 @@ function prepareText(sql: string): PreparedText {
   }
   const queryStart = tokens[i + 1]?.start ?? bytes.length;
   const params: { n: number; start: number; end: number }[] = [];
-  for (const t of tokens) if (t.start >= queryStart && /^\$\d+$/.test(t.text)) params.push({ n: Number(t.text.slice(1)), start: t.start, end: t.end });
+  for (const t of tokens)
+    if (t.start >= queryStart && /^\$\d+$/.test(t.text)) params.push({ n: Number(t.text.slice(1)), start: t.start, end: t.end });
   const parts: (string | number)[] = [];
   let at = queryStart;
   for (const p of params) {
@@ -211,7 +214,11 @@ function refusedInBlock(type: string, body: Node): string | undefined {
     case 'ReindexStmt': {
       const concurrently = (body.params as Node[] | undefined)?.some((p) => (p.DefElem as Node | undefined)?.defname === 'concurrently');
       if (concurrently) return 'REINDEX CONCURRENTLY';
-      return { REINDEX_OBJECT_SCHEMA: 'REINDEX SCHEMA', REINDEX_OBJECT_SYSTEM: 'REINDEX SYSTEM', REINDEX_OBJECT_DATABASE: 'REINDEX DATABASE' }[String(body.kind)];
+      return {
+        REINDEX_OBJECT_SCHEMA: 'REINDEX SCHEMA',
+        REINDEX_OBJECT_SYSTEM: 'REINDEX SYSTEM',
+        REINDEX_OBJECT_DATABASE: 'REINDEX DATABASE',
+      }[String(body.kind)];
     }
     case 'AlterSystemStmt':
       return 'ALTER SYSTEM';
@@ -236,7 +243,11 @@ function refusedInBlock(type: string, body: Node): string | undefined {
       return detach ? 'ALTER TABLE ... DETACH CONCURRENTLY' : undefined;
     }
     case 'TransactionStmt':
-      return body.kind === 'TRANS_STMT_COMMIT_PREPARED' ? 'COMMIT PREPARED' : body.kind === 'TRANS_STMT_ROLLBACK_PREPARED' ? 'ROLLBACK PREPARED' : undefined;
+      return body.kind === 'TRANS_STMT_COMMIT_PREPARED'
+        ? 'COMMIT PREPARED'
+        : body.kind === 'TRANS_STMT_ROLLBACK_PREPARED'
+          ? 'ROLLBACK PREPARED'
+          : undefined;
   }
   return undefined;
 }
@@ -277,7 +288,15 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
       const name = typeof body.name === 'string' ? body.name.toLowerCase() : null;
       if (body.kind === 'VAR_SET_MULTI') {
         if (name === 'transaction' || name === 'session characteristics')
-          return { kind: 'set', local: name === 'transaction', name, reset: false, resetAll: false, setTransaction: true, isolation: isolationOf(body.args) };
+          return {
+            kind: 'set',
+            local: name === 'transaction',
+            name,
+            reset: false,
+            resetAll: false,
+            setTransaction: true,
+            isolation: isolationOf(body.args),
+          };
       }
       return {
         kind: 'set',
@@ -316,7 +335,8 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
       else if (v.waitPolicy === 'LockWaitError' && waitPolicy === 'block') waitPolicy = 'nowait';
     } else if (k === 'RangeVar' || k === 'relation') {
       if (typeof v.relname === 'string' && !relations.includes(v.relname)) relations.push(v.relname);
-      if (typeof v.relname === 'string' && typeof v.location === 'number' && !(v.relname in positions)) positions[v.relname] = charAt(v.location);
+      if (typeof v.relname === 'string' && typeof v.location === 'number' && !(v.relname in positions))
+        positions[v.relname] = charAt(v.location);
     } else if (k === 'FuncCall') {
       const fn = (v.funcname as Node[] | undefined)?.map((p) => (p.String as Node | undefined)?.sval).at(-1);
       if (fn === 'pg_sleep' || fn === 'pg_sleep_for' || fn === 'pg_sleep_until') {
@@ -333,7 +353,19 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     return { kind: 'sleep', seconds: sleep ?? 0 };
   }
   const verb =
-    type === 'SelectStmt' ? 'select' : type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : type === 'InsertStmt' ? 'insert' : type === 'MergeStmt' ? 'merge' : type === 'LockStmt' ? 'lock' : 'other';
+    type === 'SelectStmt'
+      ? 'select'
+      : type === 'UpdateStmt'
+        ? 'update'
+        : type === 'DeleteStmt'
+          ? 'delete'
+          : type === 'InsertStmt'
+            ? 'insert'
+            : type === 'MergeStmt'
+              ? 'merge'
+              : type === 'LockStmt'
+                ? 'lock'
+                : 'other';
   const lower = sql.toLowerCase();
   let modifyingCte = false;
   walk((stmt.SelectStmt as Node | undefined)?.withClause, (k) => {
@@ -347,9 +379,12 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     return r ?? (n as Node | undefined);
   };
   const named = (r: Node | undefined) =>
-    r && typeof r.relname === 'string' ? { relname: r.relname, ref: ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname } : undefined;
+    r && typeof r.relname === 'string'
+      ? { relname: r.relname, ref: ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname }
+      : undefined;
   if (type === 'UpdateStmt' || type === 'DeleteStmt') target = named(rv(body.relation));
-  else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1) target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
+  else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1)
+    target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
   let lockingCte: { name: string; relname: string; ref: string } | undefined;
   for (const c of ((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []) {
     const cte = c.CommonTableExpr as Node | undefined;

@@ -119,7 +119,11 @@ function examines(scope: ReadonlyMap<string, PredTarget>, w: SsiWrite, reached: 
 /** The targets a write checks, finest first (CheckForSerializableConflictIn). */
 function checkedTargets(w: SsiWrite): PredTarget[] {
   if (w.kind === 'tuple') return [w, ...parents(w)];
-  if (w.kind === 'index') return [{ kind: 'page', rel: w.rel, block: w.block }, { kind: 'relation', rel: w.rel }];
+  if (w.kind === 'index')
+    return [
+      { kind: 'page', rel: w.rel, block: w.block },
+      { kind: 'relation', rel: w.rel },
+    ];
   return [w];
 }
 
@@ -187,7 +191,8 @@ export class Ssi {
     for (const w of this.active) {
       if (w === me || w.doomed || w.rolledBack || me.outConflicts.has(w)) continue;
       if (w.committed && w.commitSeqNo <= me.lastCommitBeforeSnapshot) continue;
-      for (const { w: x } of w.writes) if (x.kind === 'index' && !scopeMap.has(`r${x.rel}`) && scopeMap.has(`p${x.rel}:${x.block}`)) out.push(x);
+      for (const { w: x } of w.writes)
+        if (x.kind === 'index' && !scopeMap.has(`r${x.rel}`) && scopeMap.has(`p${x.rel}:${x.block}`)) out.push(x);
     }
     return out;
   }
@@ -347,7 +352,10 @@ export class Ssi {
   private deleteChildren(me: Sxact, t: PredTarget): void {
     for (const [k, c] of [...me.locks]) {
       if (c === t) continue;
-      const covered = t.kind === 'relation' ? c.rel === t.rel && c.kind !== 'relation' : c.kind === 'tuple' && c.rel === t.rel && t.kind === 'page' && c.block === t.block;
+      const covered =
+        t.kind === 'relation'
+          ? c.rel === t.rel && c.kind !== 'relation'
+          : c.kind === 'tuple' && c.rel === t.rel && t.kind === 'page' && c.block === t.block;
       if (covered) this.release(me, k);
     }
   }

@@ -18,7 +18,9 @@ afterAll(async () => {
 async function engine(): Promise<Engine> {
   await ex.reset();
   const e = await Engine.create({ sessions: ['s1', 's2', 's3', 's4'], executor: ex });
-  const r = await e.setup('CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL); INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100);');
+  const r = await e.setup(
+    'CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL); INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100);',
+  );
   expect(r.error).toBeUndefined();
   return e;
 }

@@ -107,9 +107,7 @@ export function compareTraces(expected: PermutationTrace[], actual: PermutationT
           field,
           expected: e[field],
           actual: a[field],
-          description:
-            `${at}, event ${i + 1} [${describeEvent(e)}]: ${field} expected ${show(e[field])}, ` +
-            `actual ${show(a[field])}`,
+          description: `${at}, event ${i + 1} [${describeEvent(e)}]: ${field} expected ${show(e[field])}, ` + `actual ${show(a[field])}`,
         });
       }
     }
@@ -120,6 +118,7 @@ export function compareTraces(expected: PermutationTrace[], actual: PermutationT
 /** The divergences as text, one per line, or "traces match". */
 export function formatDivergences(divergences: Divergence[]): string {
   if (divergences.length === 0) return 'traces match';
-  return `${divergences.length} divergence${divergences.length === 1 ? '' : 's'}:\n` +
-    divergences.map((d) => `- ${d.description}`).join('\n');
+  return (
+    `${divergences.length} divergence${divergences.length === 1 ? '' : 's'}:\n` + divergences.map((d) => `- ${d.description}`).join('\n')
+  );
 }

@@ -289,10 +289,9 @@ export class PgDriver implements SessionDriver {
 
   private async isBlocked(pid: number): Promise<boolean> {
     const pids = [...this.pidNames.keys()].join(',');
-    const res = await (await this.controlClient()).query<{ blocked: string }>(
-      `SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, '{${pids}}') AS blocked`,
-      [pid],
-    );
+    const res = await (
+      await this.controlClient()
+    ).query<{ blocked: string }>(`SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, '{${pids}}') AS blocked`, [pid]);
     return res.rows[0]?.blocked === 't';
   }
 
@@ -300,10 +299,11 @@ export class PgDriver implements SessionDriver {
   private async learnRelations(detail: string): Promise<void> {
     const oids = [...detail.matchAll(/\brelation (\d+)/g)].map((m) => m[1]).filter((o) => !this.relNames.has(o));
     if (oids.length === 0) return;
-    const res = await (await this.controlClient()).query<{ oid: string; relname: string }>(
-      'SELECT oid::text AS oid, relname FROM pg_catalog.pg_class WHERE oid = ANY($1::oid[])',
-      [oids],
-    );
+    const res = await (
+      await this.controlClient()
+    ).query<{ oid: string; relname: string }>('SELECT oid::text AS oid, relname FROM pg_catalog.pg_class WHERE oid = ANY($1::oid[])', [
+      oids,
+    ]);
     for (const row of res.rows) this.relNames.set(row.oid, row.relname);
   }
 

@@ -41,7 +41,10 @@ export interface Workload {
 
 const BALANCE = 1000;
 const STOCK = 1_000_000;
-const fixed = (sql: string): BodyStep => () => sql;
+const fixed =
+  (sql: string): BodyStep =>
+  () =>
+    sql;
 const workerName = (w: number) => `w${w + 1}`;
 
 function lockRows(table: string, ids: number[], strategy: StrategyId): BodyStep[] {
@@ -111,7 +114,9 @@ const queue: Workload = {
         fixed(`SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 1 ${lock}`),
         (ctx) => {
           const id = job(ctx);
-          return id === null ? null : `UPDATE jobs SET status = 'done', taken_by = '${workerName(worker)}', takes = takes + 1 WHERE id = ${id}`;
+          return id === null
+            ? null
+            : `UPDATE jobs SET status = 'done', taken_by = '${workerName(worker)}', takes = takes + 1 WHERE id = ${id}`;
         },
         (ctx) => `INSERT INTO job_log VALUES (${job(ctx)}, '${workerName(worker)}')`,
       ],
@@ -192,7 +197,10 @@ const fk: Workload = {
     'SELECT (SELECT count(*) FROM parents p WHERE p.children <> (SELECT count(*) FROM children c WHERE c.parent_id = p.id))::text, (SELECT count(*) FROM children)::text',
   checkInvariant(rows, _cfg, nonEmpty) {
     const [bad, children] = (rows[0] ?? []).map(Number);
-    return { holds: bad === 0 && children === nonEmpty, detail: `parents with a wrong count: ${bad}, children: ${children} of ${nonEmpty} committed` };
+    return {
+      holds: bad === 0 && children === nonEmpty,
+      detail: `parents with a wrong count: ${bad}, children: ${children} of ${nonEmpty} committed`,
+    };
   },
 };
 

@@ -30,21 +30,25 @@ function bruteForceCount(piles: number[]): number {
 }
 
 describe('interleaving enumerator (isolationtester rules)', () => {
-  it.each([[[1, 1]], [[2, 2]], [[3, 3]], [[1, 2, 3]], [[2, 2, 2]], [[4, 1]], [[1, 1, 1, 1]]])('piles %j: count = brute force = generated, all distinct, session order kept', (piles) => {
-    const spec: Spec = {
-      setup: [],
-      sessions: piles.map((n, i) => ({ name: `s${i}`, steps: Array.from({ length: n }, (_, k) => ({ name: `s${i}_${k}`, sql: '' })) })),
-      permutations: [],
-    };
-    const all = [...iterateAllPermutations(spec)].map((p) => p.steps.map((s) => s.step).join(' '));
-    expect(Number(countAllPermutations(spec))).toBe(bruteForceCount(piles));
-    expect(all.length).toBe(bruteForceCount(piles));
-    expect(new Set(all).size).toBe(all.length);
-    for (const p of all) for (let i = 0; i < piles.length; i++) {
-      const mine = p.split(' ').filter((s) => s.startsWith(`s${i}_`));
-      expect(mine).toEqual([...mine].sort());
-    }
-  });
+  it.each([[[1, 1]], [[2, 2]], [[3, 3]], [[1, 2, 3]], [[2, 2, 2]], [[4, 1]], [[1, 1, 1, 1]]])(
+    'piles %j: count = brute force = generated, all distinct, session order kept',
+    (piles) => {
+      const spec: Spec = {
+        setup: [],
+        sessions: piles.map((n, i) => ({ name: `s${i}`, steps: Array.from({ length: n }, (_, k) => ({ name: `s${i}_${k}`, sql: '' })) })),
+        permutations: [],
+      };
+      const all = [...iterateAllPermutations(spec)].map((p) => p.steps.map((s) => s.step).join(' '));
+      expect(Number(countAllPermutations(spec))).toBe(bruteForceCount(piles));
+      expect(all.length).toBe(bruteForceCount(piles));
+      expect(new Set(all).size).toBe(all.length);
+      for (const p of all)
+        for (let i = 0; i < piles.length; i++) {
+          const mine = p.split(' ').filter((s) => s.startsWith(`s${i}_`));
+          expect(mine).toEqual([...mine].sort());
+        }
+    },
+  );
 
   const conformance = readdirSync(join(root, 'tests', 'conformance')).filter((f) => f.endsWith('.spec'));
   it.each(conformance)('%s: the multinomial count matches the generator when small', (file) => {
@@ -58,7 +62,16 @@ describe('interleaving enumerator (isolationtester rules)', () => {
 });
 
 describe('classify and summarize', () => {
-  const tables: FinalTable[] = [{ name: 't', columns: ['id', 'v'], rows: [['2', 'b'], ['1', null]] }];
+  const tables: FinalTable[] = [
+    {
+      name: 't',
+      columns: ['id', 'v'],
+      rows: [
+        ['2', 'b'],
+        ['1', null],
+      ],
+    },
+  ];
   it('hashes data independently of row order', () => {
     const swapped: FinalTable[] = [{ ...tables[0], rows: [...tables[0].rows].reverse() }];
     expect(dataText(tables)).toBe('t(id, v)\n  1 | NULL\n  2 | b');
@@ -66,7 +79,12 @@ describe('classify and summarize', () => {
     expect(fnv1a('')).toBe('811c9dc5');
   });
 
-  const outcome = (index: number, kind: InterleavingOutcome['kind'], failures: InterleavingOutcome['failures'] = [], hash = 'h1'): InterleavingOutcome => ({
+  const outcome = (
+    index: number,
+    kind: InterleavingOutcome['kind'],
+    failures: InterleavingOutcome['failures'] = [],
+    hash = 'h1',
+  ): InterleavingOutcome => ({
     index,
     permutation: `p${index}`,
     kind,
@@ -94,9 +112,15 @@ describe('classify and summarize', () => {
       errors: 1,
       stalled: 1,
       stopped: 1,
-      victims: [{ session: 'A', count: 1 }, { session: 'B', count: 1 }],
+      victims: [
+        { session: 'A', count: 1 },
+        { session: 'B', count: 1 },
+      ],
       sqlstates: [{ sqlstate: '55P03', count: 1, message: 'could not obtain lock' }],
-      finalStates: [{ hash: 'h1', count: 2, data: 'h1', firstIndex: 0 }, { hash: 'h2', count: 2, data: 'h2', firstIndex: 1 }],
+      finalStates: [
+        { hash: 'h1', count: 2, data: 'h1', firstIndex: 0 },
+        { hash: 'h2', count: 2, data: 'h2', firstIndex: 1 },
+      ],
     });
     expect(outcomes).toEqual(frozen);
   });
@@ -121,8 +145,17 @@ describe('exploring the course transfers on the simulator', () => {
     const batch = await exploreBatch(spec, driver, probe, 0, 100);
     const s = summarize(batch.outcomes);
     expect(batch.total).toBe(20);
-    expect({ total: s.total, clean: s.clean, deadlocks: s.deadlocks, errors: s.errors, stalled: s.stalled }).toEqual({ total: 20, clean: 4, deadlocks: 8, errors: 0, stalled: 8 });
-    expect(s.victims).toEqual([{ session: 'A', count: 4 }, { session: 'B', count: 4 }]);
+    expect({ total: s.total, clean: s.clean, deadlocks: s.deadlocks, errors: s.errors, stalled: s.stalled }).toEqual({
+      total: 20,
+      clean: 4,
+      deadlocks: 8,
+      errors: 0,
+      stalled: 8,
+    });
+    expect(s.victims).toEqual([
+      { session: 'A', count: 4 },
+      { session: 'B', count: 4 },
+    ]);
     expect(s.finalStates.map((f) => f.count)).toEqual([4, 4, 4]);
   }, 120_000);
 

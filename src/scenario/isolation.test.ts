@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatText,
-  IsolationError,
-  printResultSet,
-  runPermutation,
-  runSpec,
-  toTraces,
-  type PermutationRun,
-} from './isolation';
+import { formatText, IsolationError, printResultSet, runPermutation, runSpec, toTraces, type PermutationRun } from './isolation';
 import type { PermutationTrace, PgMessage, PollResult, SessionDriver, Spec, StatementResult, StepBlocker, StepResult } from './types';
 import { compareTraces, formatDivergences } from '../oracle/compare';
 
@@ -56,8 +48,7 @@ class FakeDriver implements SessionDriver {
     this.log.push(`poll ${r.name}${wait ? ' wait' : ''}`);
     const until = r.script.until;
     const ready =
-      until === undefined ||
-      (until === 'waited' ? wait : 'sent' in until ? this.sent.has(until.sent) : this.done.has(until.done));
+      until === undefined || (until === 'waited' ? wait : 'sent' in until ? this.sent.has(until.sent) : this.done.has(until.done));
     if (!ready) {
       if (wait) throw new Error(`fake: waiting for ${r.name} would hang`);
       const notices = r.noticesGiven === 0 ? (r.script.blockedNotices ?? []) : [];
@@ -136,10 +127,15 @@ describe('runPermutation', () => {
     expect(lines(run)).toEqual(['s1a', 's2a waiting', 's1c', 's2a done after s1c', 's2c']);
     expect(driver.log).toEqual([
       'begin',
-      'send s1a', 'poll s1a',
-      'send s2a', 'poll s2a',
-      'send s1c', 'poll s1c', 'poll s2a',
-      'send s2c', 'poll s2c',
+      'send s1a',
+      'poll s1a',
+      'send s2a',
+      'poll s2a',
+      'send s1c',
+      'poll s1c',
+      'poll s2a',
+      'send s2c',
+      'poll s2c',
       'end',
     ]);
   });
@@ -152,14 +148,17 @@ describe('runPermutation', () => {
       s2b: { until: { done: 's1b' } },
     });
     const run = await runPermutation(spec, spec.permutations[0], driver);
-    expect(lines(run)).toEqual([
-      's1a', 's2a', 's1b waiting', 's2b waiting', 's1b error after s2b', 's2b done after s2b', 's1c', 's2c',
-    ]);
+    expect(lines(run)).toEqual(['s1a', 's2a', 's1b waiting', 's2b waiting', 's1b error after s2b', 's2b done after s2b', 's1c', 's2c']);
     expect(driver.log.slice(driver.log.indexOf('send s2b'))).toEqual([
-      'send s2b', 'poll s2b', 'poll s1b',
-      'poll s1b wait', 'poll s2b',
-      'send s1c', 'poll s1c',
-      'send s2c', 'poll s2c',
+      'send s2b',
+      'poll s2b',
+      'poll s1b',
+      'poll s1b wait',
+      'poll s2b',
+      'send s1c',
+      'poll s1c',
+      'send s2c',
+      'poll s2c',
       'end',
     ]);
     const victim = run.records[4].event;
@@ -295,12 +294,26 @@ describe('formatText', () => {
   it.each([
     {
       name: 'numbers right, text left, NULL and empty skipped',
-      set: { command: 'SELECT 2', columns: ['n', 'txt', 'maybe'], rows: [['10', 'ab', null], ['-1.5e3', '', '7']] },
+      set: {
+        command: 'SELECT 2',
+        columns: ['n', 'txt', 'maybe'],
+        rows: [
+          ['10', 'ab', null],
+          ['-1.5e3', '', '7'],
+        ],
+      },
       expected: '     n|txt|maybe\n------+---+-----\n    10|ab |     \n-1.5e3|   |    7\n(2 rows)\n\n',
     },
     {
       name: 'a leading E or a trailing non-digit is not numeric',
-      set: { command: 'SELECT 2', columns: ['a', 'b'], rows: [['E1', '1.'], ['2', '3']] },
+      set: {
+        command: 'SELECT 2',
+        columns: ['a', 'b'],
+        rows: [
+          ['E1', '1.'],
+          ['2', '3'],
+        ],
+      },
       expected: 'a |b \n--+--\nE1|1.\n2 |3 \n(2 rows)\n\n',
     },
     {

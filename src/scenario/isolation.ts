@@ -99,9 +99,7 @@ function checkPermutation(perm: Permutation, steps: Map<string, StepInfo>): void
     for (const blocker of pstep.blockers) {
       if (blocker.kind === 'star') continue;
       if (!perm.steps.some((p) => p.step === blocker.step)) {
-        throw new IsolationError(
-          `undefined blocking step "${blocker.step}" referenced in permutation step "${pstep.step}"`,
-        );
+        throw new IsolationError(`undefined blocking step "${blocker.step}" referenced in permutation step "${pstep.step}"`);
       }
       if (steps.get(blocker.step)!.session === steps.get(pstep.step)!.session) {
         throw new IsolationError(`permutation step "${pstep.step}" cannot block on its own session`);
@@ -246,13 +244,7 @@ function progressMark(waiting: ActiveStep[], totalNotices: Map<string, number>):
   return `${waiting.length}/${[...totalNotices.values()].reduce((x, y) => x + y, 0)}`;
 }
 
-function completionRecord(
-  a: ActiveStep,
-  result: StepResult,
-  afterWait: boolean,
-  lastSent: string,
-  driver: SessionDriver,
-): StepRecord {
+function completionRecord(a: ActiveStep, result: StepResult, afterWait: boolean, lastSent: string, driver: SessionDriver): StepRecord {
   const event: TraceEvent = {
     step: a.step.name,
     session: a.step.session,
@@ -320,9 +312,7 @@ export function formatText(spec: Spec, runs: PermutationRun[]): string {
         out += `step ${event.step}: ${record.sql} <waiting ...>\n`;
         continue;
       }
-      out += event.completedAfterStep !== undefined
-        ? `step ${event.step}: <... completed>\n`
-        : `step ${event.step}: ${record.sql}\n`;
+      out += event.completedAfterStep !== undefined ? `step ${event.step}: <... completed>\n` : `step ${event.step}: ${record.sql}\n`;
       if (record.result) out += formatStepResult(record.result);
     }
     for (const n of run.trailingNotices ?? []) out += formatNotice(n);

@@ -53,15 +53,57 @@ describe('scenarioIssues (validation as you type)', () => {
   });
 
   it.each<{ name: string; edit: (s: LabScenario) => void; expected: object[] }>([
-    { name: 'empty step', edit: (s) => (s.sessions[1].steps[0].sql = '  \n'), expected: [{ at: { kind: 'step', session: 1, step: 0, field: 'sql' }, code: 'empty-sql' }] },
-    { name: 'brace in SQL', edit: (s) => (s.sessions[0].steps[0].sql = "SELECT '}';"), expected: [{ at: { kind: 'step', session: 0, step: 0, field: 'sql' }, code: 'sql-brace' }] },
-    { name: 'unknown step in the order', edit: (s) => (s.order = 's1a nope s2a'), expected: [{ at: { kind: 'order', column: 5 }, code: 'order', detail: 'unknown step "nope" in permutation' }] },
+    {
+      name: 'empty step',
+      edit: (s) => (s.sessions[1].steps[0].sql = '  \n'),
+      expected: [{ at: { kind: 'step', session: 1, step: 0, field: 'sql' }, code: 'empty-sql' }],
+    },
+    {
+      name: 'brace in SQL',
+      edit: (s) => (s.sessions[0].steps[0].sql = "SELECT '}';"),
+      expected: [{ at: { kind: 'step', session: 0, step: 0, field: 'sql' }, code: 'sql-brace' }],
+    },
+    {
+      name: 'unknown step in the order',
+      edit: (s) => (s.order = 's1a nope s2a'),
+      expected: [{ at: { kind: 'order', column: 5 }, code: 'order', detail: 'unknown step "nope" in permutation' }],
+    },
     { name: 'empty order', edit: (s) => (s.order = ' '), expected: [{ at: { kind: 'order' }, code: 'empty-order' }] },
-    { name: 'duplicate step', edit: (s) => (s.sessions[1].steps[0].name = 's1a'), expected: [{ at: { kind: 'step', session: 1, step: 0, field: 'name' }, code: 'duplicate-step', detail: 's1a' }] },
-    { name: 'duplicate session', edit: (s) => (s.sessions[1].name = 's1'), expected: [{ at: { kind: 'session', session: 1, field: 'name' }, code: 'duplicate-session', detail: 's1' }] },
-    { name: 'one session', edit: (s) => s.sessions.pop(), expected: [{ at: { kind: 'scenario' }, code: 'too-few-sessions' }, { at: { kind: 'order', column: 5 }, code: 'order', detail: 'unknown step "s2a" in permutation' }] },
-    { name: 'more than 200 steps', edit: (s) => { for (let i = 0; i < 199; i++) s.sessions[i % 2].steps.push({ name: `x${i}`, sql: 'SELECT 1;' }); }, expected: [{ at: { kind: 'scenario' }, code: 'too-many-steps', detail: '201' }] },
-    { name: 'blocker on own session', edit: (s) => { s.sessions[0].steps.push({ name: 's1b', sql: 'COMMIT;' }); s.order = 's1a s1b(s1a)'; }, expected: [{ at: { kind: 'order', column: 9 }, code: 'order', detail: 'step "s1b" cannot block on step "s1a" of its own session "s1"' }] },
+    {
+      name: 'duplicate step',
+      edit: (s) => (s.sessions[1].steps[0].name = 's1a'),
+      expected: [{ at: { kind: 'step', session: 1, step: 0, field: 'name' }, code: 'duplicate-step', detail: 's1a' }],
+    },
+    {
+      name: 'duplicate session',
+      edit: (s) => (s.sessions[1].name = 's1'),
+      expected: [{ at: { kind: 'session', session: 1, field: 'name' }, code: 'duplicate-session', detail: 's1' }],
+    },
+    {
+      name: 'one session',
+      edit: (s) => s.sessions.pop(),
+      expected: [
+        { at: { kind: 'scenario' }, code: 'too-few-sessions' },
+        { at: { kind: 'order', column: 5 }, code: 'order', detail: 'unknown step "s2a" in permutation' },
+      ],
+    },
+    {
+      name: 'more than 200 steps',
+      edit: (s) => {
+        for (let i = 0; i < 199; i++) s.sessions[i % 2].steps.push({ name: `x${i}`, sql: 'SELECT 1;' });
+      },
+      expected: [{ at: { kind: 'scenario' }, code: 'too-many-steps', detail: '201' }],
+    },
+    {
+      name: 'blocker on own session',
+      edit: (s) => {
+        s.sessions[0].steps.push({ name: 's1b', sql: 'COMMIT;' });
+        s.order = 's1a s1b(s1a)';
+      },
+      expected: [
+        { at: { kind: 'order', column: 9 }, code: 'order', detail: 'step "s1b" cannot block on step "s1a" of its own session "s1"' },
+      ],
+    },
   ])('$name', ({ edit, expected }) => {
     const sc = blankScenario();
     edit(sc);
@@ -70,7 +112,10 @@ describe('scenarioIssues (validation as you type)', () => {
 
   it('parses markers in the order', () => {
     expect(checkOrder(withOrder('s1a s2a(*)')).permutation).toEqual({
-      steps: [{ step: 's1a', blockers: [] }, { step: 's2a', blockers: [{ kind: 'star' }] }],
+      steps: [
+        { step: 's1a', blockers: [] },
+        { step: 's2a', blockers: [{ kind: 'star' }] },
+      ],
     });
   });
 });

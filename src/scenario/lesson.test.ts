@@ -127,7 +127,12 @@ describe('parseLesson validation', () => {
       message: /followed by a step/,
     },
     { name: 'item of unknown kind', edit: (l) => (l.steps[0] = 'BEGIN;'), path: 'steps[0]', message: /a step .* a pause or a predict/ },
-    { name: 'code ref without code list', edit: (l) => (l.steps[0].code = 'retry'), path: 'steps[0].code', message: /unknown code snippet "retry" \(the lesson has no "code" list\)/ },
+    {
+      name: 'code ref without code list',
+      edit: (l) => (l.steps[0].code = 'retry'),
+      path: 'steps[0].code',
+      message: /unknown code snippet "retry" \(the lesson has no "code" list\)/,
+    },
     {
       name: 'unknown code ref',
       edit: (l) => {
@@ -138,8 +143,18 @@ describe('parseLesson validation', () => {
       message: /unknown code snippet "nope" \(retry\)/,
     },
     { name: 'empty code list', edit: (l) => (l.code = []), path: 'code', message: /at least one snippet/ },
-    { name: 'bad code language', edit: (l) => (l.code = [{ ...snippet(), language: 'python' }]), path: 'code[0].language', message: /go, sql, ts/ },
-    { name: 'code missing source', edit: (l) => (l.code = [{ ...snippet(), source: undefined }]), path: 'code[0].source', message: /missing required field/ },
+    {
+      name: 'bad code language',
+      edit: (l) => (l.code = [{ ...snippet(), language: 'python' }]),
+      path: 'code[0].language',
+      message: /go, sql, ts/,
+    },
+    {
+      name: 'code missing source',
+      edit: (l) => (l.code = [{ ...snippet(), source: undefined }]),
+      path: 'code[0].source',
+      message: /missing required field/,
+    },
     { name: 'code bad id', edit: (l) => (l.code = [{ ...snippet(), id: 'With Retry' }]), path: 'code[0].id', message: /kebab-case/ },
     { name: 'code unknown field', edit: (l) => (l.code = [{ ...snippet(), lang: 'go' }]), path: 'code[0].lang', message: /unknown field/ },
     {
@@ -148,7 +163,12 @@ describe('parseLesson validation', () => {
       path: 'code[1].id',
       message: /duplicate snippet "retry"/,
     },
-    { name: 'code title needs both languages', edit: (l) => (l.code = [{ ...snippet(), title: { en: 'x' } }]), path: 'code[0].title.ru', message: /missing required field/ },
+    {
+      name: 'code title needs both languages',
+      edit: (l) => (l.code = [{ ...snippet(), title: { en: 'x' } }]),
+      path: 'code[0].title.ru',
+      message: /missing required field/,
+    },
     { name: 'code on a predict', edit: (l) => (l.steps[2].code = 'retry'), path: 'steps[2].code', message: /unknown field/ },
   ];
 
@@ -361,16 +381,39 @@ describe('parseInterview', () => {
     { name: 'unknown field', edit: (v) => (v.lessons = []), path: 'lessons', message: /unknown field/ },
     { name: 'no questions', edit: (v) => (v.questions = []), path: 'questions', message: /at least one question/ },
     { name: 'missing model', edit: (v) => delete v.questions[0].model, path: 'questions[0].model', message: /missing required field/ },
-    { name: 'missing ru', edit: (v) => delete v.questions[1].question.ru, path: 'questions[1].question.ru', message: /missing required field/ },
+    {
+      name: 'missing ru',
+      edit: (v) => delete v.questions[1].question.ru,
+      path: 'questions[1].question.ru',
+      message: /missing required field/,
+    },
     { name: 'duplicate id', edit: (v) => (v.questions[1].id = 'what-is-deadlock'), path: 'questions[1].id', message: /duplicate question/ },
     { name: 'bad answer', edit: (v) => (v.questions[0].answer = 'nope'), path: 'questions[0].answer', message: /unknown choice "nope"/ },
     { name: 'choices without answer', edit: (v) => delete v.questions[0].answer, path: 'questions[0].answer', message: /right choice id/ },
     { name: 'answer without choices', edit: (v) => (v.questions[1].answer = 'x'), path: 'questions[1].answer', message: /free answer/ },
     { name: 'one choice', edit: (v) => v.questions[0].choices.pop(), path: 'questions[0].choices', message: /at least 2 choices/ },
-    { name: 'unknown lesson', edit: (v) => (v.questions[1].lesson = 'ghost'), path: 'questions[1].lesson', message: /unknown lesson "ghost"/, ids: ['tiny', 'other'] },
-    { name: 'unknown see', edit: (v) => (v.questions[0].see = ['ghost']), path: 'questions[0].see[0]', message: /unknown lesson/, ids: ['tiny', 'other'] },
+    {
+      name: 'unknown lesson',
+      edit: (v) => (v.questions[1].lesson = 'ghost'),
+      path: 'questions[1].lesson',
+      message: /unknown lesson "ghost"/,
+      ids: ['tiny', 'other'],
+    },
+    {
+      name: 'unknown see',
+      edit: (v) => (v.questions[0].see = ['ghost']),
+      path: 'questions[0].see[0]',
+      message: /unknown lesson/,
+      ids: ['tiny', 'other'],
+    },
     { name: 'topic without lessons', edit: (v) => (v.topics[0].lessons = []), path: 'topics[0].lessons', message: /at least one lesson/ },
-    { name: 'topic unknown lesson', edit: (v) => v.topics[0].lessons.push('ghost'), path: 'topics[0].lessons[2]', message: /unknown lesson/, ids: ['tiny', 'other'] },
+    {
+      name: 'topic unknown lesson',
+      edit: (v) => v.topics[0].lessons.push('ghost'),
+      path: 'topics[0].lessons[2]',
+      message: /unknown lesson/,
+      ids: ['tiny', 'other'],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -419,7 +462,10 @@ describe('lessons/', () => {
     for (const file of files) {
       const lesson = parseLesson(readFileSync(join(dir, file), 'utf8'));
       for (const snip of lesson.code ?? []) {
-        expect(lesson.steps.some((s) => s.kind !== 'predict' && s.code === snip.id), `${file}: ${snip.id} unused`).toBe(true);
+        expect(
+          lesson.steps.some((s) => s.kind !== 'predict' && s.code === snip.id),
+          `${file}: ${snip.id} unused`,
+        ).toBe(true);
       }
     }
   });

@@ -537,8 +537,7 @@ export function lessonToSpec(lesson: Lesson): Spec {
   const order: PermutationStep[] = [];
   for (const item of lesson.steps) {
     if (item.kind === 'predict') continue;
-    const step: SpecStep =
-      item.kind === 'step' ? { name: item.name, sql: item.sql } : { name: item.name, sql: pauseSql(item.ms) };
+    const step: SpecStep = item.kind === 'step' ? { name: item.name, sql: item.sql } : { name: item.name, sql: pauseSql(item.ms) };
     const target = item.kind === 'step' ? sessions.find((s) => s.name === item.session)! : clock;
     target.steps.push(step);
     order.push({ step: item.name, blockers: [] });

@@ -159,9 +159,7 @@ describe('countPermutations', () => {
 
   it('counts the listed permutations when the spec has some', () => {
     const spec = deepFreeze(
-      parseSpec(
-        'session a\nstep a1 { }\nstep a2 { }\nsession b\nstep b1 { }\npermutation a1 b1 a2\npermutation b1 a1 a2',
-      ),
+      parseSpec('session a\nstep a1 { }\nstep a2 { }\nsession b\nstep b1 { }\npermutation a1 b1 a2\npermutation b1 a1 a2'),
     );
     expect(countPermutations(spec)).toBe(2n);
     expect(countAllPermutations(spec)).toBe(3n);
@@ -189,13 +187,8 @@ describe('permutationAt', () => {
 
 describe('permutationsOf', () => {
   it('returns the listed permutations, with their blockers, in spec order', () => {
-    const spec = deepFreeze(
-      parseSpec('session a\nstep a1 { }\nsession b\nstep b1 { }\npermutation b1 a1(*)\npermutation a1 b1(a1)'),
-    );
-    expect(permutationsOf(spec).map((p) => formatPermutation(p, { blockers: true }))).toEqual([
-      'b1 a1(*)',
-      'a1 b1(a1)',
-    ]);
+    const spec = deepFreeze(parseSpec('session a\nstep a1 { }\nsession b\nstep b1 { }\npermutation b1 a1(*)\npermutation a1 b1(a1)'));
+    expect(permutationsOf(spec).map((p) => formatPermutation(p, { blockers: true }))).toEqual(['b1 a1(*)', 'a1 b1(a1)']);
   });
 
   it('falls back to every interleaving', () => {

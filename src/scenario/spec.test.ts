@@ -2,16 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  findStep,
-  MAX_SESSIONS,
-  MAX_SPEC_BYTES,
-  parseSpec,
-  quoteName,
-  SpecParseError,
-  unusedSteps,
-  writeSpec,
-} from './spec';
+import { findStep, MAX_SESSIONS, MAX_SPEC_BYTES, parseSpec, quoteName, SpecParseError, unusedSteps, writeSpec } from './spec';
 import type { Spec } from './types';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -132,11 +123,7 @@ describe('parseSpec: what the scanner and grammar produce', () => {
         { step: 's2wait', blockers: [{ kind: 'star' }] },
         {
           step: 's3insert',
-          blockers: [
-            { kind: 'star' },
-            { kind: 'step', step: 's2wait' },
-            { kind: 'step', step: 's1unlock', notices: 0 },
-          ],
+          blockers: [{ kind: 'star' }, { kind: 'step', step: 's2wait' }, { kind: 'step', step: 's1unlock', notices: 0 }],
         },
       ],
       [
@@ -163,9 +150,7 @@ describe('parseSpec: what the scanner and grammar produce', () => {
   it('ignores # comments outside SQL and keeps them inside SQL', () => {
     const spec = read('comments.spec');
     expect(spec.sessions.map((s) => s.name)).toEqual(['s1', 's2#hash']);
-    expect(spec.sessions[0].steps[0].sql).toBe(
-      'INSERT INTO c VALUES (1); -- an SQL comment is kept\n    # and so is a hash inside SQL\n',
-    );
+    expect(spec.sessions[0].steps[0].sql).toBe('INSERT INTO c VALUES (1); -- an SQL comment is kept\n    # and so is a hash inside SQL\n');
     expect(spec.sessions[0].steps[1].sql).toBe("SELECT '#not a comment' AS text;");
     expect(spec.permutations.map((p) => p.steps.map((s) => s.step))).toEqual([
       ['s1a', 's2a', 's1b'],
@@ -219,13 +204,8 @@ describe('parseSpec: what the scanner and grammar produce', () => {
   });
 
   it('allows blockers on later steps and in any whitespace layout', () => {
-    const spec = expectRoundTrip(
-      'session a\nstep a1 { }\nsession b\nstep b1 { }\npermutation a1 ( b1 notices 3 , * )b1',
-    );
-    expect(spec.permutations[0].steps[0].blockers).toEqual([
-      { kind: 'step', step: 'b1', notices: 3 },
-      { kind: 'star' },
-    ]);
+    const spec = expectRoundTrip('session a\nstep a1 { }\nsession b\nstep b1 { }\npermutation a1 ( b1 notices 3 , * )b1');
+    expect(spec.permutations[0].steps[0].blockers).toEqual([{ kind: 'step', step: 'b1', notices: 3 }, { kind: 'star' }]);
   });
 
   it(`accepts more than MAX_SESSIONS (${MAX_SESSIONS}) sessions`, () => {

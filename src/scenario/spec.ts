@@ -50,8 +50,7 @@ type Token =
 const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\f';
 const isDigit = (c: string): boolean => c >= '0' && c <= '9';
 /** `\x80-\xff` in the C scanner is any byte of a UTF-8 multibyte character, i.e. any non-ASCII character. */
-const isIdentStart = (c: string): boolean =>
-  (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c === '_' || c.charCodeAt(0) >= 0x80;
+const isIdentStart = (c: string): boolean => (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c === '_' || c.charCodeAt(0) >= 0x80;
 const isIdentCont = (c: string): boolean => isIdentStart(c) || isDigit(c) || c === '$';
 
 function utf8Length(text: string): number {
@@ -220,16 +219,14 @@ class Parser {
 
   private sqlBlock(after: string): string {
     const token = this.next();
-    if (token.kind !== 'sql')
-      this.fail(token, `expected "{" to open the SQL block after ${after}, found ${describe(token)}`);
+    if (token.kind !== 'sql') this.fail(token, `expected "{" to open the SQL block after ${after}, found ${describe(token)}`);
     return token.value;
   }
 
   private name(what: string, after: string): Located<string> {
     const token = this.next();
     if (token.kind !== 'identifier') {
-      const hint =
-        token.kind === 'keyword' ? ` (keywords must be double-quoted to be used as names: "${token.value}")` : '';
+      const hint = token.kind === 'keyword' ? ` (keywords must be double-quoted to be used as names: "${token.value}")` : '';
       this.fail(token, `expected ${what} after ${after}, found ${describe(token)}${hint}`);
     }
     return { value: token.value, line: token.line, column: token.column };
@@ -301,8 +298,7 @@ class Parser {
       this.next();
       const steps: RawPermutationStep[] = [];
       while (this.peek().kind === 'identifier') steps.push(this.permutationStep());
-      if (steps.length === 0)
-        this.fail(this.peek(), `expected a step name after "permutation", found ${describe(this.peek())}`);
+      if (steps.length === 0) this.fail(this.peek(), `expected a step name after "permutation", found ${describe(this.peek())}`);
       permutations.push(steps);
     }
     const token = this.peek();
@@ -330,20 +326,15 @@ class Parser {
           if (this.atKeyword('notices')) {
             this.next();
             const count = this.next();
-            if (count.kind !== 'integer')
-              this.fail(count, `expected a number after "notices", found ${describe(count)}`);
+            if (count.kind !== 'integer') this.fail(count, `expected a number after "notices", found ${describe(count)}`);
             const notices = Number(count.value);
-            if (!Number.isSafeInteger(notices) || notices > 0x7fffffff)
-              this.fail(count, `notices count ${count.value} is too large`);
+            if (!Number.isSafeInteger(notices) || notices > 0x7fffffff) this.fail(count, `notices count ${count.value} is too large`);
             blockers.push({ blocker: { kind: 'step', step: token.value, notices }, at });
           } else {
             blockers.push({ blocker: { kind: 'step', step: token.value }, at });
           }
         } else {
-          this.fail(
-            token,
-            `expected a blocker ("*" or a step name) in the marker of step "${name.value}", found ${describe(token)}`,
-          );
+          this.fail(token, `expected a blocker ("*" or a step name) in the marker of step "${name.value}", found ${describe(token)}`);
         }
         const sep = this.next();
         if (sep.kind === 'punct' && sep.value === ')') break;
@@ -359,19 +350,14 @@ class Parser {
 /** Parses and validates a spec text like isolationtester's check_testspec; throws SpecParseError. */
 export function parseSpec(text: string): Spec {
   if (text.length > MAX_SPEC_BYTES || (text.length * 3 > MAX_SPEC_BYTES && utf8Length(text) > MAX_SPEC_BYTES)) {
-    throw new SpecParseError(
-      `spec is too large (${utf8Length(text)} bytes; the limit is ${MAX_SPEC_BYTES} bytes)`,
-      1,
-      1,
-    );
+    throw new SpecParseError(`spec is too large (${utf8Length(text)} bytes; the limit is ${MAX_SPEC_BYTES} bytes)`, 1, 1);
   }
   const { spec, stepAt, sessionAt, permutations } = new Parser(tokenize(text)).parse();
 
   // Stricter than isolationtester, which never compares session names: drivers address sessions by name.
   const seenSessions = new Set<string>();
   for (const at of sessionAt) {
-    if (seenSessions.has(at.value))
-      throw new SpecParseError(`duplicate session name "${at.value}"`, at.line, at.column);
+    if (seenSessions.has(at.value)) throw new SpecParseError(`duplicate session name "${at.value}"`, at.line, at.column);
     seenSessions.add(at.value);
   }
 
@@ -380,8 +366,7 @@ export function parseSpec(text: string): Spec {
   spec.sessions.forEach((session, sessionIndex) => {
     for (const step of session.steps) {
       const at = stepAt[k++];
-      if (sessionOfStep.has(step.name))
-        throw new SpecParseError(`duplicate step name "${step.name}"`, at.line, at.column);
+      if (sessionOfStep.has(step.name)) throw new SpecParseError(`duplicate step name "${step.name}"`, at.line, at.column);
       sessionOfStep.set(step.name, sessionIndex);
     }
   });
@@ -389,11 +374,7 @@ export function parseSpec(text: string): Spec {
   for (const raw of permutations) {
     for (const pstep of raw) {
       if (!sessionOfStep.has(pstep.name.value)) {
-        throw new SpecParseError(
-          `unknown step "${pstep.name.value}" in permutation`,
-          pstep.name.line,
-          pstep.name.column,
-        );
+        throw new SpecParseError(`unknown step "${pstep.name.value}" in permutation`, pstep.name.line, pstep.name.column);
       }
     }
     // As isolationtester: a blocker must name a step of the same permutation, in another session.
@@ -403,11 +384,7 @@ export function parseSpec(text: string): Spec {
         if (blocker.kind !== 'step' || at === null) continue;
         if (!inPermutation.has(blocker.step)) {
           const known = sessionOfStep.has(blocker.step) ? 'is not in this permutation' : 'is not a step of this spec';
-          throw new SpecParseError(
-            `blocker "${blocker.step}" of step "${pstep.name.value}" ${known}`,
-            at.line,
-            at.column,
-          );
+          throw new SpecParseError(`blocker "${blocker.step}" of step "${pstep.name.value}" ${known}`, at.line, at.column);
         }
         if (sessionOfStep.get(blocker.step) === sessionOfStep.get(pstep.name.value)) {
           const session = spec.sessions[sessionOfStep.get(blocker.step)!].name;
@@ -483,8 +460,7 @@ export function writeSpec(spec: Spec): string {
     const lines = [`session ${name(session.name, 'session')}`];
     if (session.conninfo !== undefined) lines.push(`conninfo ${name(session.conninfo, 'conninfo')}`);
     if (session.setup !== undefined) lines.push(`setup ${block(session.setup, `setup of session "${session.name}"`)}`);
-    for (const step of session.steps)
-      lines.push(`step ${name(step.name, 'step')} ${block(step.sql, `step "${step.name}"`)}`);
+    for (const step of session.steps) lines.push(`step ${name(step.name, 'step')} ${block(step.sql, `step "${step.name}"`)}`);
     if (session.teardown !== undefined) {
       lines.push(`teardown ${block(session.teardown, `teardown of session "${session.name}"`)}`);
     }

@@ -18,23 +18,40 @@ describe('Markdown transcripts', () => {
   const driver = new SimDriver();
   afterAll(() => driver.close());
 
-  it.each(specs)('%s', async (file) => {
-    const text = readFileSync(join(dir, file), 'utf8');
-    const spec = parseSpec(text);
-    const runs = await runSpec(spec, driver, { permutation: 1 });
-    const md = transcriptMarkdown(spec, runs, specTitleOf(text));
-    expect(transcriptText(spec, runs)).toContain(`starting permutation: ${runs[0].permutation}`);
-    const expectedPath = join(dir, file.replace(/\.spec$/, '.expected.md'));
-    if (!existsSync(expectedPath)) writeFileSync(expectedPath, md);
-    const expected = readFileSync(expectedPath, 'utf8');
-    if (md !== expected) writeFileSync(join(dir, file.replace(/\.spec$/, '.changed.md')), md);
-    expect(md).toBe(expected);
-  }, 60_000);
+  it.each(specs)(
+    '%s',
+    async (file) => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      const spec = parseSpec(text);
+      const runs = await runSpec(spec, driver, { permutation: 1 });
+      const md = transcriptMarkdown(spec, runs, specTitleOf(text));
+      expect(transcriptText(spec, runs)).toContain(`starting permutation: ${runs[0].permutation}`);
+      const expectedPath = join(dir, file.replace(/\.spec$/, '.expected.md'));
+      if (!existsSync(expectedPath)) writeFileSync(expectedPath, md);
+      const expected = readFileSync(expectedPath, 'utf8');
+      if (md !== expected) writeFileSync(join(dir, file.replace(/\.spec$/, '.changed.md')), md);
+      expect(md).toBe(expected);
+    },
+    60_000,
+  );
 
   it('escapes table-breaking characters and keeps fences longer than the code', () => {
     const md = transcriptMarkdown(
       { setup: ['SELECT 1 ```'], sessions: [{ name: 'a|b', steps: [] }], permutations: [] },
-      [{ permutation: 'x', setup: [], teardown: [], records: [{ event: { step: 'x', session: 'a|b', outcome: 'ok', commands: ['SELECT 1'] }, sql: 'SELECT 1 | 2\n<b>', result: { results: [{ command: 'SELECT 1', columns: ['c|d'], rows: [['1|2']] }], notices: [] } }] }],
+      [
+        {
+          permutation: 'x',
+          setup: [],
+          teardown: [],
+          records: [
+            {
+              event: { step: 'x', session: 'a|b', outcome: 'ok', commands: ['SELECT 1'] },
+              sql: 'SELECT 1 | 2\n<b>',
+              result: { results: [{ command: 'SELECT 1', columns: ['c|d'], rows: [['1|2']] }], notices: [] },
+            },
+          ],
+        },
+      ],
       'T <script>',
     );
     expect(md).toContain('# T &lt;script>');

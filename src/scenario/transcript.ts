@@ -18,7 +18,10 @@ function cell(text: string): string {
 
 /** SQL as written in a spec block, without its blank edge lines and common indentation. */
 function dedent(text: string): string {
-  const lines = text.replace(/^\s*\n/, '').replace(/\s+$/, '').split('\n');
+  const lines = text
+    .replace(/^\s*\n/, '')
+    .replace(/\s+$/, '')
+    .split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => /^[ \t]*/.exec(l)![0].length));
   return lines.map((l) => l.slice(Number.isFinite(indent) ? indent : 0)).join('\n');
 }
@@ -66,7 +69,8 @@ export function transcriptMarkdown(spec: Spec, runs: PermutationRun[], title = '
             : `✔ ${cell((e.commands ?? []).join(', ') || 'ok')}`;
       out += `| ${i + 1} | ${spec.sessions.map((s) => (s.name === e.session ? text : '')).join(' | ')} | ${outcome} |\n`;
       if (r.result && e.outcome !== 'waiting') {
-        for (const res of r.result.results) if ((res.columns?.length ?? 0) > 0) details.push(`Step ${i + 1} (${e.step}) returned:\n\n${resultTable(res)}`);
+        for (const res of r.result.results)
+          if ((res.columns?.length ?? 0) > 0) details.push(`Step ${i + 1} (${e.step}) returned:\n\n${resultTable(res)}`);
         if (e.detail) details.push(`Step ${i + 1} (${e.step}) DETAIL:\n\n${fenced(e.detail, 'text')}`);
       }
     });

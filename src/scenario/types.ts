@@ -25,9 +25,7 @@ export interface SpecSession {
  *  - `(otherstep)`         : the step is considered blocked until `otherstep` has completed;
  *  - `(otherstep notices N)`: ... until `otherstep` has completed and emitted N notices.
  */
-export type StepBlocker =
-  | { kind: 'star' }
-  | { kind: 'step'; step: string; notices?: number };
+export type StepBlocker = { kind: 'star' } | { kind: 'step'; step: string; notices?: number };
 
 export interface PermutationStep {
   step: string;
@@ -141,9 +139,7 @@ export interface SessionDriver {
  * 'blocked' answer may carry the notices that arrived since the previous poll of that step
  * (isolationtester prints notices as they arrive and counts them for `(step notices N)`).
  */
-export type PollResult =
-  | { status: 'done'; result: StepResult }
-  | { status: 'blocked'; notices?: PgMessage[] };
+export type PollResult = { status: 'done'; result: StepResult } | { status: 'blocked'; notices?: PgMessage[] };
 
 /**
  * What isolationtester prints for one setup or teardown block: PQexec keeps only the last

@@ -59,6 +59,9 @@ describe('worker Host', () => {
     ]);
     const after = stateOf(await host.handle({ id: 8, type: 'action', action: { type: 'step' } }));
     expect(after.state).toMatchObject({ cursor: 3, offScript: true });
-    expect(await host.handle({ id: 9, type: 'explore', text: 'session', from: 0, count: 1 })).toMatchObject({ ok: false, kind: 'invalid-source' });
+    expect(await host.handle({ id: 9, type: 'explore', text: 'session', from: 0, count: 1 })).toMatchObject({
+      ok: false,
+      kind: 'invalid-source',
+    });
   });
 });

@@ -84,4 +84,3 @@ export const lessonIds = () =>
     .filter((f) => f.endsWith('.yaml'))
     .map((f) => f.replace(/\.yaml$/, ''))
     .sort();
-

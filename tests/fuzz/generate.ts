@@ -620,7 +620,15 @@ function drawStatement(
       return one(`SELECT id FROM ${lockTable} WHERE id = ${k};`, { kind: 'noop' });
     case 'error-in-block':
       // Errors raised before execution, and statements PostgreSQL refuses inside a block.
-      return one(rng.pick(['SELEC 1;', `VACUUM ${lockTable};`, `CREATE INDEX CONCURRENTLY ON ${lockTable} (id);`, 'ALTER SYSTEM SET work_mem = 4096;']), { kind: 'error' });
+      return one(
+        rng.pick([
+          'SELEC 1;',
+          `VACUUM ${lockTable};`,
+          `CREATE INDEX CONCURRENTLY ON ${lockTable} (id);`,
+          'ALTER SYSTEM SET work_mem = 4096;',
+        ]),
+        { kind: 'error' },
+      );
     case 'notice':
       // Warnings that change nothing: BEGIN in a block, unlocking an advisory lock not held (keys 1–2 are the ones taken).
       return one(rng.pick(['BEGIN;', 'SELECT pg_advisory_unlock(7);', 'SELECT pg_advisory_unlock_shared(8);']), { kind: 'noop' });

@@ -26,8 +26,7 @@ afterAll(async () => {
 });
 
 const ACCOUNTS =
-  'CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL); ' +
-  'INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100);';
+  'CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL); ' + 'INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100);';
 
 /** A spec with one named permutation, written "s1a s2a …"; each session's steps are [name, sql] pairs. */
 function spec(sessions: Record<string, { setup?: string; steps: [string, string][] }>, permutation: string): Spec {
@@ -52,7 +51,12 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
   it('a plain wait until the holder commits', async () => {
     const s = spec(
       {
-        s1: { steps: [['s1u', 'BEGIN; UPDATE accounts SET balance = balance - 10 WHERE id = 1;'], ['s1c', 'COMMIT;']] },
+        s1: {
+          steps: [
+            ['s1u', 'BEGIN; UPDATE accounts SET balance = balance - 10 WHERE id = 1;'],
+            ['s1c', 'COMMIT;'],
+          ],
+        },
         s2: {
           steps: [
             ['s2u', 'UPDATE accounts SET balance = balance + 1 WHERE id = 1 RETURNING balance;'],
@@ -84,7 +88,11 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
         outcome: 'ok',
         commands: ['SELECT 3'],
         columns: ['id', 'balance'],
-        rows: [['1', '91'], ['2', '100'], ['3', '100']],
+        rows: [
+          ['1', '91'],
+          ['2', '100'],
+          ['3', '100'],
+        ],
       },
     ]);
     expect(formatText(s, runs)).toBe(
@@ -212,7 +220,10 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
       spec(
         {
           s1: {
-            steps: [['s1l', 'BEGIN; SELECT id FROM accounts WHERE id = 1 FOR UPDATE;'], ['s1c', 'COMMIT;']],
+            steps: [
+              ['s1l', 'BEGIN; SELECT id FROM accounts WHERE id = 1 FOR UPDATE;'],
+              ['s1c', 'COMMIT;'],
+            ],
           },
           s2: { steps: [['s2n', 'SELECT id FROM accounts WHERE id = 1 FOR UPDATE NOWAIT;']] },
         },
@@ -237,7 +248,10 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
       spec(
         {
           s1: {
-            steps: [['s1l', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 2;'], ['s1c', 'COMMIT;']],
+            steps: [
+              ['s1l', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 2;'],
+              ['s1c', 'COMMIT;'],
+            ],
           },
           s2: { steps: [['s2k', 'SELECT id, balance FROM accounts ORDER BY id FOR UPDATE SKIP LOCKED;']] },
         },
@@ -252,7 +266,10 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
         outcome: 'ok',
         commands: ['SELECT 2'],
         columns: ['id', 'balance'],
-        rows: [['1', '100'], ['3', '100']],
+        rows: [
+          ['1', '100'],
+          ['3', '100'],
+        ],
       },
       { step: 's1c', session: 's1', outcome: 'ok', commands: ['COMMIT'] },
     ]);

@@ -31,7 +31,15 @@ const samples: [string, Partial<LabConfig>][] = [
   ['queue / skip-locked, 3 workers', { workload: 'queue', strategy: 'skip-locked', workers: 3, transactions: 2, seed: 2 }],
   [
     'transfer / nowait-retry, 2 workers',
-    { workload: 'transfer', strategy: 'nowait-retry', workers: 2, transactions: 3, rows: 2, seed: 3, policy: { ...COURSE_POLICY, retryOn: ['40P01', '40001', '55P03'] } },
+    {
+      workload: 'transfer',
+      strategy: 'nowait-retry',
+      workers: 2,
+      transactions: 3,
+      rows: 2,
+      seed: 3,
+      policy: { ...COURSE_POLICY, retryOn: ['40P01', '40001', '55P03'] },
+    },
   ],
 ];
 

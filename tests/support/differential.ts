@@ -14,8 +14,14 @@ import { loadScenario } from '../../src/cli/load';
 import type { PermutationTrace } from '../../src/scenario/types';
 
 /** Registers one test per scenario file in `dir` (matching `pattern`). */
-export function differentialSuite(dir: string, pattern: RegExp, opts: { minFiles: number; onReal?: (file: string, traces: PermutationTrace[], text: string) => void }): void {
-  const files = readdirSync(dir).filter((f) => pattern.test(f)).sort();
+export function differentialSuite(
+  dir: string,
+  pattern: RegExp,
+  opts: { minFiles: number; onReal?: (file: string, traces: PermutationTrace[], text: string) => void },
+): void {
+  const files = readdirSync(dir)
+    .filter((f) => pattern.test(f))
+    .sort();
   const knownPath = join(dir, 'known-divergences.json');
   const known: Record<string, string> = JSON.parse(readFileSync(knownPath, 'utf8'));
   let sim: SimDriver;
@@ -53,7 +59,10 @@ export function differentialSuite(dir: string, pattern: RegExp, opts: { minFiles
         report = `simulator failed: ${(e as Error).message}`;
       }
       if (known[file])
-        expect(count, `${file} is listed as a known divergence (${known[file]}) but now matches PostgreSQL: remove it from known-divergences.json`).toBeGreaterThan(0);
+        expect(
+          count,
+          `${file} is listed as a known divergence (${known[file]}) but now matches PostgreSQL: remove it from known-divergences.json`,
+        ).toBeGreaterThan(0);
       else expect(count, report).toBe(0);
     });
   }

@@ -109,7 +109,9 @@ export async function readRelations(ex: PgliteExecutor): Promise<Map<number, Rel
 
 /** Parses RELATIONS_DEF rows. */
 export function parseRelations(rows: (string | null)[][]): Map<number, RelationInfo> {
-  return new Map(rows.map(([oid, name, kind, table]) => [Number(oid), { name: name!, isIndex: kind === 'i' || kind === 'I', table: table! }]));
+  return new Map(
+    rows.map(([oid, name, kind, table]) => [Number(oid), { name: name!, isIndex: kind === 'i' || kind === 'I', table: table! }]),
+  );
 }
 
 /** Runs the prepared tuple scan over the tables this transaction may have written (see PgliteExecutor.create). */
@@ -123,7 +125,12 @@ export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
  * found from the locks rather than by scanning pg_class.
  */
 export function tupleScanSql(xids: number[] | 'mine'): string {
-  const list = xids === 'mine' ? `SELECT m.transactionid::text::bigint FROM mine m WHERE m.locktype = 'transactionid'` : xids.length ? xids.join(',') : '-1';
+  const list =
+    xids === 'mine'
+      ? `SELECT m.transactionid::text::bigint FROM mine m WHERE m.locktype = 'transactionid'`
+      : xids.length
+        ? xids.join(',')
+        : '-1';
   // The tables are settled before any page is read (a materialized CTE): the engine's own tables,
   // which every replay writes to, are never scanned.
   return `WITH mine AS MATERIALIZED (SELECT l.locktype, l.relation, l.mode, l.transactionid FROM pg_catalog.pg_locks l
@@ -194,7 +201,15 @@ export async function decodeTuples(
       mode = singleXmaxMode(infomask, Number(im2));
     }
     if (!mode) continue;
-    const t: TupleTouch = { oid: Number(oid), relation: relname!, block: Number(blk), offset: Number(lp), mode, own: ownXids.has(Number(xmin)), xid: byXid };
+    const t: TupleTouch = {
+      oid: Number(oid),
+      relation: relname!,
+      block: Number(blk),
+      offset: Number(lp),
+      mode,
+      own: ownXids.has(Number(xmin)),
+      xid: byXid,
+    };
     if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
     else if (mode !== 'NoKeyUpdate' && mode !== 'Update' && tctid && tctid !== ctid) t.next = tctid;
     touched.push(t);

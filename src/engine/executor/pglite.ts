@@ -30,7 +30,6 @@ const DATA_DIR = '/pglite/data';
 /** File name (a valid snapshot id) the engine writes snapshots to import under. */
 const IMPORT_SNAPSHOT_ID = 'FFFFFFFF-00000001-1';
 
-
 function tryAdvisoryShadows(): string {
   const out: string[] = [
     `CREATE TABLE ${OTHERS_ADVISORY} (key1 int NOT NULL, key2 int NOT NULL, field4 int NOT NULL, mode text NOT NULL)`,
@@ -53,7 +52,6 @@ function tryAdvisoryShadows(): string {
     }
   return out.join(';\n');
 }
-
 
 /**
  * What schema public holds: one row per object that depends on it (its kind and identity, as

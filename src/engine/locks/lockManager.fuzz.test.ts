@@ -95,8 +95,7 @@ function checkInvariants(m: LockManager): void {
       for (const b of holders)
         if (a.proc !== b.proc)
           for (const ma of a.modes)
-            for (const mb of b.modes)
-              expect(conflicts(ma, mb), `${a.proc}:${ma} vs ${b.proc}:${mb} on ${key}`).toBe(false);
+            for (const mb of b.modes) expect(conflicts(ma, mb), `${a.proc}:${ma} vs ${b.proc}:${mb} on ${key}`).toBe(false);
     // Every waiter really conflicts with something: another proc's grant, or a request ahead of it.
     lock.waitQueue.forEach((w, i) => {
       const grant = holders.some((h) => h.proc !== w.proc && h.modes.some((hm) => conflicts(w.mode, hm)));
@@ -114,9 +113,7 @@ function checkInvariants(m: LockManager): void {
     );
     expect(queued.length).toBeLessThanOrEqual(1);
     const wf = m.waitingFor(p);
-    expect(wf && { key: tagKey(wf.tag), mode: wf.mode }).toEqual(
-      queued[0] ? { key: tagKey(queued[0].tag), mode: queued[0].mode } : null,
-    );
+    expect(wf && { key: tagKey(wf.tag), mode: wf.mode }).toEqual(queued[0] ? { key: tagKey(queued[0].tag), mode: queued[0].mode } : null);
   }
   // waitEdges agrees with waitingFor and with the holds / queue order; every waiter has an edge.
   const edges = m.waitEdges();
@@ -149,11 +146,9 @@ function checkReport(before: LockManager, report: DeadlockReport, start: ProcId)
   edges.forEach((e, i) => {
     expect(e.blocker).toBe(edges[(i + 1) % edges.length].waiter);
     if (i === 0) return; // the checker's own edge: for an early deadlock it is not queued yet
-    expect(
-      waitEdges.some(
-        (w) => w.from === e.waiter && w.to === e.blocker && tagKey(w.tag) === tagKey(e.tag) && w.mode === e.mode,
-      ),
-    ).toBe(true);
+    expect(waitEdges.some((w) => w.from === e.waiter && w.to === e.blocker && tagKey(w.tag) === tagKey(e.tag) && w.mode === e.mode)).toBe(
+      true,
+    );
   });
 }
 

@@ -87,9 +87,7 @@ function outcome(r: LockOpResult): string {
 }
 
 function reportLines(report: DeadlockReport): string[] {
-  return report.edges.map(
-    (e) => `${e.waiter} waits ${short(e.mode)} on ${TAG_NAME.get(tagKey(e.tag))}; blocked by ${e.blocker}`,
-  );
+  return report.edges.map((e) => `${e.waiter} waits ${short(e.mode)} on ${TAG_NAME.get(tagKey(e.tag))}; blocked by ${e.blocker}`);
 }
 
 function lockLine(m: LockManager, t: LockTag): string {
@@ -224,14 +222,7 @@ describe('JoinWaitQueue: where a waiter goes', () => {
     },
     {
       name: 'the proc inserted ahead is woken first',
-      steps: [
-        'A acq t1 Share',
-        'D acq t1 AccessShare',
-        'B acq t1 Exclusive',
-        'A acq t1 AccessExclusive',
-        'D end',
-        'A end',
-      ],
+      steps: ['A acq t1 Share', 'D acq t1 AccessShare', 'B acq t1 Exclusive', 'A acq t1 AccessExclusive', 'D end', 'A end'],
       expected: {
         outcomes: ['granted', 'granted', 'waiting', 'waiting', 'woken:A', 'woken:B'],
         locks: { t1: 'B:Exclusive |' },
@@ -296,13 +287,7 @@ describe('JoinWaitQueue: where a waiter goes', () => {
     },
     {
       name: 'upgrade deadlock with AccessShare → AccessExclusive; the victim’s abort wakes the other',
-      steps: [
-        'A acq t1 AccessShare',
-        'B acq t1 AccessShare',
-        'A acq t1 AccessExclusive',
-        'B acq t1 AccessExclusive',
-        'B end',
-      ],
+      steps: ['A acq t1 AccessShare', 'B acq t1 AccessShare', 'A acq t1 AccessExclusive', 'B acq t1 AccessExclusive', 'B end'],
       expected: {
         outcomes: ['granted', 'granted', 'waiting', 'deadlock', 'woken:A'],
         locks: { t1: 'A:AccessShare+AccessExclusive |' },
@@ -324,14 +309,7 @@ describe('ProcLockWakeup on release', () => {
   runCases([
     {
       name: 'wakes in queue order every waiter compatible with grants and with requests ahead (aheadRequests)',
-      steps: [
-        'A acq t1 AccessExclusive',
-        'B acq t1 Share',
-        'C acq t1 RowExclusive',
-        'D acq t1 AccessShare',
-        'E acq t1 Share',
-        'A end',
-      ],
+      steps: ['A acq t1 AccessExclusive', 'B acq t1 Share', 'C acq t1 RowExclusive', 'D acq t1 AccessShare', 'E acq t1 Share', 'A end'],
       expected: {
         // E's Share is compatible with the grants but conflicts with C's RowExclusive ahead of it.
         outcomes: ['granted', 'waiting', 'waiting', 'waiting', 'waiting', 'woken:B,D'],
@@ -345,13 +323,7 @@ describe('ProcLockWakeup on release', () => {
     },
     {
       name: 'releasing one of several modes wakes only what that unblocks',
-      steps: [
-        'A acq t1 AccessShare',
-        'A acq t1 Exclusive',
-        'B acq t1 RowShare',
-        'C acq t1 AccessExclusive',
-        'A rel t1 Exclusive',
-      ],
+      steps: ['A acq t1 AccessShare', 'A acq t1 Exclusive', 'B acq t1 RowShare', 'C acq t1 AccessExclusive', 'A rel t1 Exclusive'],
       expected: {
         // B's RowShare no longer conflicts; C still needs A's AccessShare gone.
         outcomes: ['granted', 'granted', 'waiting', 'waiting', 'woken:B'],
@@ -375,14 +347,7 @@ describe('ProcLockWakeup on release', () => {
     },
     {
       name: 'releaseAll of a waiting proc leaves the queue first, then releases its holds in order',
-      steps: [
-        'A acq t1 AccessExclusive',
-        'B acq t2 AccessExclusive',
-        'C acq t2 AccessShare',
-        'B acq t1 AccessShare',
-        'B end',
-        'A end',
-      ],
+      steps: ['A acq t1 AccessExclusive', 'B acq t2 AccessExclusive', 'C acq t2 AccessShare', 'B acq t1 AccessShare', 'B end', 'A end'],
       expected: {
         outcomes: ['granted', 'granted', 'waiting', 'waiting', 'woken:C', 'woken:-'],
         locks: { t2: 'C:AccessShare |' },
@@ -448,23 +413,12 @@ describe('DeadLockCheck', () => {
       expected: {
         outcomes: ['granted', 'granted', 'granted', 'waiting', 'waiting', 'waiting', 'hard'],
         locks: { x100: 'A:Exclusive | C:Share', x200: 'B:Exclusive | A:Share', x300: 'C:Exclusive | B:Share' },
-        report: [
-          'B waits Share on x300; blocked by C',
-          'C waits Share on x100; blocked by A',
-          'A waits Share on x200; blocked by B',
-        ],
+        report: ['B waits Share on x300; blocked by C', 'C waits Share on x100; blocked by A', 'A waits Share on x200; blocked by B'],
       },
     },
     {
       name: 'the checker waits on a cycle but is not in it: none',
-      steps: [
-        'A acq x100 Exclusive',
-        'B acq x200 Exclusive',
-        'A acq x200 Share',
-        'B acq x100 Share',
-        'C acq x100 Share',
-        'C check',
-      ],
+      steps: ['A acq x100 Exclusive', 'B acq x200 Exclusive', 'A acq x200 Share', 'B acq x100 Share', 'C acq x100 Share', 'C check'],
       expected: {
         outcomes: ['granted', 'granted', 'waiting', 'waiting', 'waiting', 'none'],
         locks: { x100: 'A:Exclusive | B:Share C:Share', x200: 'B:Exclusive | A:Share' },
@@ -520,14 +474,7 @@ describe('DeadLockCheck', () => {
     },
     {
       name: 'soft deadlock on a single lock that must still wait: A goes ahead of B and no check is needed',
-      steps: [
-        'A acq t1 Share',
-        'D acq t1 AccessShare',
-        'B acq t1 Exclusive',
-        'A acq t1 AccessExclusive',
-        'A check',
-        'B check',
-      ],
+      steps: ['A acq t1 Share', 'D acq t1 AccessShare', 'B acq t1 Exclusive', 'A acq t1 AccessExclusive', 'A check', 'B check'],
       expected: {
         outcomes: ['granted', 'granted', 'waiting', 'waiting', 'none', 'none'],
         locks: { t1: 'A:Share D:AccessShare | A:AccessExclusive B:Exclusive' },

@@ -140,8 +140,7 @@ function validateState(data: unknown): LockManagerState {
     }
   }
   for (const [proc, key] of Object.entries(d.waiting)) {
-    if (!d.locks[key]?.waitQueue.some((w) => w.proc === proc))
-      fail(`fromJSON: ${proc} waits on ${key} but is not queued`);
+    if (!d.locks[key]?.waitQueue.some((w) => w.proc === proc)) fail(`fromJSON: ${proc} waits on ${key} but is not queued`);
   }
   return copyState(d as LockManagerState);
 }

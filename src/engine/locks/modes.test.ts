@@ -87,9 +87,7 @@ describe('row-level lock conflicts (mvcc.sgml row-lock-compatibility)', () => {
     expect(rows.map((r) => r.label)).toEqual(ROW_LOCK_MODES.map((m) => sql[m]));
   });
 
-  const cells = rows.flatMap((r, i) =>
-    r.cells.map((expected, j) => ({ requested: ROW_LOCK_MODES[i], held: ROW_LOCK_MODES[j], expected })),
-  );
+  const cells = rows.flatMap((r, i) => r.cells.map((expected, j) => ({ requested: ROW_LOCK_MODES[i], held: ROW_LOCK_MODES[j], expected })));
   it.each(cells)('$requested vs $held → $expected', ({ requested, held, expected }) => {
     expect(rowConflicts(requested, held)).toBe(expected);
   });

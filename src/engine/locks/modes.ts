@@ -13,13 +13,7 @@ export const LOCK_CONFLICTS: Readonly<Record<LockMode, readonly LockMode[]>> = {
   AccessShareLock: ['AccessExclusiveLock'],
   RowShareLock: ['ExclusiveLock', 'AccessExclusiveLock'],
   RowExclusiveLock: ['ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'],
-  ShareUpdateExclusiveLock: [
-    'ShareUpdateExclusiveLock',
-    'ShareLock',
-    'ShareRowExclusiveLock',
-    'ExclusiveLock',
-    'AccessExclusiveLock',
-  ],
+  ShareUpdateExclusiveLock: ['ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'],
   ShareLock: ['RowExclusiveLock', 'ShareUpdateExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'],
   ShareRowExclusiveLock: [
     'RowExclusiveLock',

@@ -42,6 +42,8 @@ describe('LockMatrix', () => {
     expect(document.body.textContent).toContain('UPDATE, DELETE, INSERT, MERGE.');
     expect(document.body.textContent).toContain('CREATE INDEX (without CONCURRENTLY)');
     await fireEvent.keyDown(re, { key: 'ArrowRight' });
-    expect(document.activeElement).toBe(cells.find((c) => c.dataset.requested === 'RowExclusiveLock' && c.dataset.held === 'ShareRowExclusiveLock'));
+    expect(document.activeElement).toBe(
+      cells.find((c) => c.dataset.requested === 'RowExclusiveLock' && c.dataset.held === 'ShareRowExclusiveLock'),
+    );
   });
 });

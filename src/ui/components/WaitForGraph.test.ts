@@ -17,7 +17,9 @@ describe('WaitForGraph', () => {
     const svg = screen.getByTestId('wait-for-graph');
     expect(svg.getAttribute('role')).toBe('img');
     expect(svg.getAttribute('aria-label')).toContain('Deadlock cycle: A → B → A.');
-    expect(screen.getByTestId('wfg-edges-text').textContent).toContain('Session A waits for session B, which holds ShareLock on transaction 746.');
+    expect(screen.getByTestId('wfg-edges-text').textContent).toContain(
+      'Session A waits for session B, which holds ShareLock on transaction 746.',
+    );
   });
 
   it('marks the victim', () => {
@@ -29,7 +31,9 @@ describe('WaitForGraph', () => {
     // The live wait edges are gone; the broken cycle is drawn as ghost edges, apart from the wfg-edge hook.
     expect(screen.queryAllByTestId('wfg-edge')).toHaveLength(0);
     expect(screen.getAllByTestId('wfg-broken-edge').map((e) => `${e.dataset.from}->${e.dataset.to}`)).toEqual(['B->A', 'A->B']);
-    expect(screen.getByTestId('wfg-edges-text').textContent).toContain('Broken by the deadlock: B waited for A (ShareLock on transaction 745).');
+    expect(screen.getByTestId('wfg-edges-text').textContent).toContain(
+      'Broken by the deadlock: B waited for A (ShareLock on transaction 745).',
+    );
   });
 
   it('shows pid, xid and state on nodes; no edges when nobody waits', () => {

@@ -10,7 +10,13 @@ import InterviewView from './InterviewView.svelte';
 import LessonList from './LessonList.svelte';
 
 const catalog = staticCatalog([
-  { id: 'deadlock', title: { en: 'Transfer deadlock', ru: 'Взаимоблокировка переводов' }, topic: 'deadlocks', steps: 10, predictAnswers: { a_upd2: 'waits-for-b' } },
+  {
+    id: 'deadlock',
+    title: { en: 'Transfer deadlock', ru: 'Взаимоблокировка переводов' },
+    topic: 'deadlocks',
+    steps: 10,
+    predictAnswers: { a_upd2: 'waits-for-b' },
+  },
 ]);
 
 afterEach(() => {

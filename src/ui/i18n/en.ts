@@ -44,7 +44,8 @@ export const en = {
     resetYes: 'Yes, reset',
     resetCancel: 'Cancel',
     resetDone: 'Progress reset.',
-    predicted: (right: number, answered: number, total: number) => `${right} of ${total} predicted right${answered < total ? `, ${total - answered} open` : ''}`,
+    predicted: (right: number, answered: number, total: number) =>
+      `${right} of ${total} predicted right${answered < total ? `, ${total - answered} open` : ''}`,
   },
   player: {
     next: 'Next step',
@@ -118,8 +119,7 @@ export const en = {
     cycle: (path: string) => `Deadlock cycle: ${path}.`,
     victim: (s: string) => `Victim: session ${s}.`,
     edgeHard: (from: string, to: string, label: string) => `Session ${from} waits for session ${to}, which holds ${label}.`,
-    edgeSoft: (from: string, to: string, label: string) =>
-      `Session ${from} waits for session ${to}, which is queued ahead for ${label}.`,
+    edgeSoft: (from: string, to: string, label: string) => `Session ${from} waits for session ${to}, which is queued ahead for ${label}.`,
     inCycle: '(part of the deadlock cycle)',
     victimBadge: 'victim',
     legendHard: 'holds the lock (hard edge)',
@@ -146,8 +146,7 @@ export const en = {
     held: 'Held',
     conflict: 'conflict',
     noConflict: 'compatible',
-    cell: (req: string, held: string, c: boolean) =>
-      `Requested ${req} vs held ${held}: ${c ? 'conflict' : 'compatible'}.`,
+    cell: (req: string, held: string, c: boolean) => `Requested ${req} vs held ${held}: ${c ? 'conflict' : 'compatible'}.`,
     litCell: 'This pair blocks a current wait.',
     heldBy: (sessions: string) => `held by ${sessions}`,
     takenBy: 'Taken by',
@@ -165,8 +164,7 @@ export const en = {
       'VACUUM (without FULL), ANALYZE, CREATE INDEX CONCURRENTLY, CREATE STATISTICS, COMMENT ON, REINDEX CONCURRENTLY, some ALTER INDEX / ALTER TABLE forms.',
     ShareLock: 'CREATE INDEX (without CONCURRENTLY). On a transaction id: waiting for that transaction to end.',
     ShareRowExclusiveLock: 'CREATE TRIGGER, some ALTER TABLE forms (e.g. ADD FOREIGN KEY).',
-    ExclusiveLock:
-      'REFRESH MATERIALIZED VIEW CONCURRENTLY. Every transaction also holds it on its own transaction id.',
+    ExclusiveLock: 'REFRESH MATERIALIZED VIEW CONCURRENTLY. Every transaction also holds it on its own transaction id.',
     AccessExclusiveLock:
       'DROP TABLE, TRUNCATE, REINDEX, CLUSTER, VACUUM FULL, REFRESH MATERIALIZED VIEW, most ALTER TABLE forms, LOCK TABLE without a mode.',
   } satisfies Record<LockMode, string>,
@@ -261,7 +259,8 @@ export const en = {
   },
   interview: {
     title: 'Interview practice',
-    intro: 'Questions interviewers ask about PostgreSQL locking. Answer first, then compare with the model answer and open the lesson that shows it happening.',
+    intro:
+      'Questions interviewers ask about PostgreSQL locking. Answer first, then compare with the model answer and open the lesson that shows it happening.',
     empty: 'The interview questions are not available yet.',
     loadError: (msg: string) => `Could not load the interview questions: ${msg}`,
     question: (n: number, total: number) => `Question ${n} of ${total}`,
@@ -299,14 +298,16 @@ export const en = {
     addStep: 'Step',
     addSession: 'Session',
     order: 'Order of steps to play',
-    orderHint: 'Step names separated by spaces, as in a .spec permutation; markers like a2(*) or a2(b1) are allowed. Click a step below to append it.',
+    orderHint:
+      'Step names separated by spaces, as in a .spec permutation; markers like a2(*) or a2(b1) are allowed. Click a step below to append it.',
     appendToOrder: 'Append a step to the order',
     clearOrder: 'clear',
     atColumn: (n: number) => `column ${n}`,
     issue: {
       'too-few-sessions': () => 'A scenario needs at least 2 sessions.',
       'too-many-sessions': () => 'At most 8 sessions fit side by side.',
-      'too-many-steps': (n: string) => `The scenario has ${n} steps; the lab holds at most 200 (a link, a saved copy and the draft cannot carry more). Remove steps to play it.`,
+      'too-many-steps': (n: string) =>
+        `The scenario has ${n} steps; the lab holds at most 200 (a link, a saved copy and the draft cannot carry more). Remove steps to play it.`,
       'empty-name': () => 'The name is empty.',
       'name-newline': () => 'A name cannot contain a line break.',
       'duplicate-session': (name: string) => `Another session is already called "${name}".`,
@@ -401,12 +402,14 @@ export const en = {
     syntax: (message: string, line: number, column: number) =>
       `PostgreSQL's parser: ${message} (line ${line}, column ${column}). Play still sends it, and it will fail with 42601.`,
     tooManySteps: (n: number, max: number) => `It has ${n} steps, more than the ${max} the lab holds: remove steps before playing.`,
-    shareTooLong: (n: number, max: number) => `This scenario is too big for a link (${n.toLocaleString('en')} characters, at most ${max.toLocaleString('en')}). Export it as JSON instead.`,
+    shareTooLong: (n: number, max: number) =>
+      `This scenario is too big for a link (${n.toLocaleString('en')} characters, at most ${max.toLocaleString('en')}). Export it as JSON instead.`,
     draftKept: (title: string) => `Your previous draft "${title}" is kept in Recent drafts.`,
     restoreDraft: 'Restore it',
     restored: (title: string) => `Restored the draft "${title}".`,
     recentTitle: 'Recent drafts',
-    recentNote: 'Opening a link, a template, a lesson, a file or a blank scenario keeps the draft it replaces here (the last 10, in this browser).',
+    recentNote:
+      'Opening a link, a template, a lesson, a file or a blank scenario keeps the draft it replaces here (the last 10, in this browser).',
     recentNone: 'No earlier drafts.',
     recentOpen: 'Restore',
     recentItem: (title: string, when: string, steps: number) => `${title} · ${when} · ${steps} ${steps === 1 ? 'step' : 'steps'}`,
@@ -533,7 +536,10 @@ export const en = {
   // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
   hiddenPanel: {
     note: (panel: string) => `${panel}: hidden until the lesson's last step. Work it out from the server log.`,
-    names: { 'wait-graph': 'Wait-for graph', 'lock-matrix': 'Lock matrix', 'pg-locks': 'pg_locks', timeline: 'Timeline' } as Record<string, string>,
+    names: { 'wait-graph': 'Wait-for graph', 'lock-matrix': 'Lock matrix', 'pg-locks': 'pg_locks', timeline: 'Timeline' } as Record<
+      string,
+      string
+    >,
   },
   // Page layout area (stage): the presenter stage and the time units.
   stage: {

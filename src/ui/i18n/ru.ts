@@ -48,7 +48,8 @@ export const ru: Messages = {
     resetYes: 'Да, сбросить',
     resetCancel: 'Отмена',
     resetDone: 'Прогресс сброшен.',
-    predicted: (right, answered, total) => `Верных прогнозов: ${right} из ${total}${answered < total ? `, без ответа: ${total - answered}` : ''}`,
+    predicted: (right, answered, total) =>
+      `Верных прогнозов: ${right} из ${total}${answered < total ? `, без ответа: ${total - answered}` : ''}`,
   },
   player: {
     next: 'Следующий шаг',
@@ -58,8 +59,7 @@ export const ru: Messages = {
     pause: 'Пауза',
     speed: 'Скорость',
     position: (cursor, total) => `Шаг ${cursor} из ${total}`,
-    offScript:
-      'Вне сценария: ваши собственные команды изменили сценарий. Начните сначала или вернитесь на шаг назад.',
+    offScript: 'Вне сценария: ваши собственные команды изменили сценарий. Начните сначала или вернитесь на шаг назад.',
     finished: 'Конец урока.',
     markDone: 'Урок пройден',
     busy: 'Выполняется…',
@@ -168,14 +168,12 @@ export const ru: Messages = {
       'VACUUM (без FULL), ANALYZE, CREATE INDEX CONCURRENTLY, CREATE STATISTICS, COMMENT ON, REINDEX CONCURRENTLY, некоторые формы ALTER INDEX / ALTER TABLE.',
     ShareLock: 'CREATE INDEX (без CONCURRENTLY). На номер транзакции: ожидание её завершения.',
     ShareRowExclusiveLock: 'CREATE TRIGGER, некоторые формы ALTER TABLE (например, ADD FOREIGN KEY).',
-    ExclusiveLock:
-      'REFRESH MATERIALIZED VIEW CONCURRENTLY. Кроме того, каждая транзакция держит его на собственном номере транзакции.',
+    ExclusiveLock: 'REFRESH MATERIALIZED VIEW CONCURRENTLY. Кроме того, каждая транзакция держит его на собственном номере транзакции.',
     AccessExclusiveLock:
       'DROP TABLE, TRUNCATE, REINDEX, CLUSTER, VACUUM FULL, REFRESH MATERIALIZED VIEW, большинство форм ALTER TABLE, LOCK TABLE без режима.',
   },
   rowModeCommands: {
-    ForKeyShare:
-      'SELECT … FOR KEY SHARE; проверки внешнего ключа на родительской строке (INSERT/UPDATE дочерней строки).',
+    ForKeyShare: 'SELECT … FOR KEY SHARE; проверки внешнего ключа на родительской строке (INSERT/UPDATE дочерней строки).',
     ForShare: 'SELECT … FOR SHARE.',
     ForNoKeyUpdate: 'UPDATE, не меняющий ключевые столбцы; SELECT … FOR NO KEY UPDATE.',
     ForUpdate: 'DELETE; UPDATE ключевого столбца; SELECT … FOR UPDATE.',
@@ -266,7 +264,8 @@ export const ru: Messages = {
   },
   interview: {
     title: 'Подготовка к собеседованию',
-    intro: 'Вопросы о блокировках PostgreSQL, которые задают на собеседованиях. Сначала ответьте сами, затем сравните с эталонным ответом и откройте урок, где это происходит вживую.',
+    intro:
+      'Вопросы о блокировках PostgreSQL, которые задают на собеседованиях. Сначала ответьте сами, затем сравните с эталонным ответом и откройте урок, где это происходит вживую.',
     empty: 'Вопросы для собеседования пока недоступны.',
     loadError: (msg) => `Не удалось загрузить вопросы: ${msg}`,
     question: (n, total) => `Вопрос ${n} из ${total}`,
@@ -304,12 +303,14 @@ export const ru: Messages = {
     addStep: 'Шаг',
     addSession: 'Сессия',
     order: 'Порядок шагов для проигрывания',
-    orderHint: 'Имена шагов через пробел, как в permutation файла .spec; можно указывать маркеры вроде a2(*) или a2(b1). Нажмите на шаг ниже, чтобы добавить его в конец.',
+    orderHint:
+      'Имена шагов через пробел, как в permutation файла .spec; можно указывать маркеры вроде a2(*) или a2(b1). Нажмите на шаг ниже, чтобы добавить его в конец.',
     appendToOrder: 'Добавить шаг в конец порядка',
     clearOrder: 'очистить',
     atColumn: (n) => `позиция ${n}`,
     issue: {
-      'too-many-steps': (n) => `В сценарии ${n} ${plural(Number(n), 'шаг', 'шага', 'шагов')}; лаборатория вмещает не больше 200 (столько несут ссылка, сохранённая копия и черновик). Удалите лишние шаги, чтобы проиграть его.`,
+      'too-many-steps': (n) =>
+        `В сценарии ${n} ${plural(Number(n), 'шаг', 'шага', 'шагов')}; лаборатория вмещает не больше 200 (столько несут ссылка, сохранённая копия и черновик). Удалите лишние шаги, чтобы проиграть его.`,
       'too-few-sessions': () => 'В сценарии нужно хотя бы 2 сессии.',
       'too-many-sessions': () => 'Рядом помещается не больше 8 сессий.',
       'empty-name': () => 'Имя пустое.',
@@ -329,7 +330,8 @@ export const ru: Messages = {
     untitled: 'Сценарий без названия',
     exploreTitle: 'Перебрать все чередования',
     exploreFixFirst: 'Исправьте проблемы выше, чтобы перебирать чередования.',
-    interleavingsCount: (n) => `Шаги можно чередовать ${n} ${plural(Number(n.slice(-2)), 'способом', 'способами', 'способами')} (подсчёт isolationtester).`,
+    interleavingsCount: (n) =>
+      `Шаги можно чередовать ${n} ${plural(Number(n.slice(-2)), 'способом', 'способами', 'способами')} (подсчёт isolationtester).`,
     cap: 'Запустить не больше',
     exploreRun: (n) => `Запустить ${n} ${plural(n, 'чередование', 'чередования', 'чередований')}`,
     cancel: 'Отменить',
@@ -405,19 +407,23 @@ export const ru: Messages = {
   labMore: {
     syntax: (message, line, column) =>
       `Парсер PostgreSQL: ${message} (строка ${line}, позиция ${column}). «Проиграть» всё равно отправит этот шаг, и он завершится ошибкой 42601.`,
-    tooManySteps: (n, max) => `В нём ${n} ${plural(n, 'шаг', 'шага', 'шагов')} — больше ${max}, которые вмещает лаборатория: удалите лишние шаги перед проигрыванием.`,
-    shareTooLong: (n, max) => `Сценарий слишком велик для ссылки (${n.toLocaleString('ru')} символов, допустимо не больше ${max.toLocaleString('ru')}). Экспортируйте его в JSON.`,
+    tooManySteps: (n, max) =>
+      `В нём ${n} ${plural(n, 'шаг', 'шага', 'шагов')} — больше ${max}, которые вмещает лаборатория: удалите лишние шаги перед проигрыванием.`,
+    shareTooLong: (n, max) =>
+      `Сценарий слишком велик для ссылки (${n.toLocaleString('ru')} символов, допустимо не больше ${max.toLocaleString('ru')}). Экспортируйте его в JSON.`,
     draftKept: (title) => `Прежний черновик «${title}» сохранён в списке «Недавние черновики».`,
     restoreDraft: 'Вернуть его',
     restored: (title) => `Черновик «${title}» восстановлен.`,
     recentTitle: 'Недавние черновики',
-    recentNote: 'Когда вы открываете ссылку, шаблон, урок, файл или пустой сценарий, заменённый черновик остаётся здесь (последние 10, в этом браузере).',
+    recentNote:
+      'Когда вы открываете ссылку, шаблон, урок, файл или пустой сценарий, заменённый черновик остаётся здесь (последние 10, в этом браузере).',
     recentNone: 'Прежних черновиков нет.',
     recentOpen: 'Вернуть',
     recentItem: (title, when, steps) => `${title} · ${when} · ${steps} ${plural(steps, 'шаг', 'шага', 'шагов')}`,
     kindStopped: (s) => `остановлено через ${s} с`,
     sumStopped: 'остановлено (слишком долго)',
-    stoppedNote: (s) => `Чередование, которое выполняется дольше ${s} с, останавливается и записывается; перебор продолжается с остальными.`,
+    stoppedNote: (s) =>
+      `Чередование, которое выполняется дольше ${s} с, останавливается и записывается; перебор продолжается с остальными.`,
     countExact: (n) => `Точно: ${n}.`,
   },
   watchdogUi: {
@@ -538,7 +544,12 @@ export const ru: Messages = {
   // lessons area: panels a lesson hides until its end (lesson option hideUntilEnd)
   hiddenPanel: {
     note: (panel: string) => `Скрыто до последнего шага урока: ${panel}. Восстановите картину по журналу сервера.`,
-    names: { 'wait-graph': 'Граф ожиданий', 'lock-matrix': 'Матрица блокировок', 'pg-locks': 'pg_locks', timeline: 'Временная шкала' } as Record<string, string>,
+    names: {
+      'wait-graph': 'Граф ожиданий',
+      'lock-matrix': 'Матрица блокировок',
+      'pg-locks': 'pg_locks',
+      timeline: 'Временная шкала',
+    } as Record<string, string>,
   },
   // Раздел вёрстки (stage): сцена режима презентации и единицы времени.
   stage: {

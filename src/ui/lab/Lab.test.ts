@@ -155,7 +155,17 @@ describe('Lab page', () => {
     const explorer: Explorer = {
       explore: async () => {
         const outcomes: InterleavingOutcome[] = [
-          { index: 0, permutation: 's1a s2a', kind: 'stopped', stoppedAfterMs: 10_000, victims: [], waited: [], failures: [], dataHash: '', data: '' },
+          {
+            index: 0,
+            permutation: 's1a s2a',
+            kind: 'stopped',
+            stoppedAfterMs: 10_000,
+            victims: [],
+            waited: [],
+            failures: [],
+            dataHash: '',
+            data: '',
+          },
           { index: 1, permutation: 's2a s1a', kind: 'clean', victims: [], waited: [], failures: [], dataHash: 'h', data: 't(id)' },
         ];
         return { outcomes, cancelled: false };

@@ -9,7 +9,10 @@ import { specTitle, specToScenario, type LabScenario } from '../../scenario/labS
 import { ShareError } from '../../scenario/share';
 import { scenarioFromJson } from './saved';
 
-const templateFiles = import.meta.glob('/lessons/lab-templates/*.spec', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+const templateFiles = import.meta.glob('/lessons/lab-templates/*.spec', { query: '?raw', import: 'default', eager: true }) as Record<
+  string,
+  string
+>;
 
 export interface Template {
   id: string;

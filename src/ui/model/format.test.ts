@@ -19,7 +19,8 @@ describe('pgMessageLines', () => {
     severity: 'ERROR',
     sqlstate: '40P01',
     message: 'deadlock detected',
-    detail: 'Process 2 waits for ShareLock on transaction 745; blocked by process 1.\nProcess 1 waits for ShareLock on transaction 746; blocked by process 2.',
+    detail:
+      'Process 2 waits for ShareLock on transaction 745; blocked by process 1.\nProcess 1 waits for ShareLock on transaction 746; blocked by process 2.',
     hint: 'See server log for query details.',
     context: 'while updating tuple (0,1) in relation "accounts"',
   });
@@ -51,7 +52,10 @@ describe('pgMessageLines', () => {
     expect(JSON.stringify(args)).toBe(before);
   });
   it('labels continuation lines with an empty label', () => {
-    expect(pgMessageLines(deadlock)[2]).toEqual({ label: '', text: 'Process 1 waits for ShareLock on transaction 746; blocked by process 2.' });
+    expect(pgMessageLines(deadlock)[2]).toEqual({
+      label: '',
+      text: 'Process 1 waits for ShareLock on transaction 746; blocked by process 2.',
+    });
   });
 });
 

@@ -115,10 +115,11 @@ export function lockObject(row: LockRow): { key: string; label: string } {
 export function resourceGraph(snap: EngineSnapshot): GraphModel {
   const base = waitForGraph(snap);
   const contested = new Map<string, string>();
-  for (const r of snap.locks) if (!r.granted) {
-    const o = lockObject(r);
-    contested.set(o.key, o.label);
-  }
+  for (const r of snap.locks)
+    if (!r.granted) {
+      const o = lockObject(r);
+      contested.set(o.key, o.label);
+    }
   const cycleSessions = new Set(base.nodes.filter((n) => n.inCycle).map((n) => n.id));
   const edges: GraphEdge[] = [];
   for (const r of snap.locks) {

@@ -13,15 +13,17 @@ const LOCKTYPE_ORDER: Readonly<Record<LockRow['locktype'], number>> = {
 
 /** Waiting rows first (oldest wait first), then by session, locktype and mode; input untouched. */
 export function sortLockRows(rows: readonly LockRow[]): LockRow[] {
-  return rows.slice().sort(
-    (a, b) =>
-      Number(a.granted) - Number(b.granted) ||
-      (a.waitstart ?? 0) - (b.waitstart ?? 0) ||
-      a.session.localeCompare(b.session) ||
-      LOCKTYPE_ORDER[a.locktype] - LOCKTYPE_ORDER[b.locktype] ||
-      String(a.relation ?? '').localeCompare(String(b.relation ?? '')) ||
-      lockModeNumber(a.mode) - lockModeNumber(b.mode),
-  );
+  return rows
+    .slice()
+    .sort(
+      (a, b) =>
+        Number(a.granted) - Number(b.granted) ||
+        (a.waitstart ?? 0) - (b.waitstart ?? 0) ||
+        a.session.localeCompare(b.session) ||
+        LOCKTYPE_ORDER[a.locktype] - LOCKTYPE_ORDER[b.locktype] ||
+        String(a.relation ?? '').localeCompare(String(b.relation ?? '')) ||
+        lockModeNumber(a.mode) - lockModeNumber(b.mode),
+    );
 }
 
 /**

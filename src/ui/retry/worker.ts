@@ -21,7 +21,11 @@ self.onmessage = async (ev: MessageEvent<RetryRequest>) => {
     return;
   }
   const { runId, configs } = msg;
-  const signal = { get aborted() { return cancelled.has(runId); } };
+  const signal = {
+    get aborted() {
+      return cancelled.has(runId);
+    },
+  };
   try {
     executor ??= createWorkerExecutor();
     const ex = await executor;

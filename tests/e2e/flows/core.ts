@@ -1195,5 +1195,22 @@ const interview: Flow = {
   },
 };
 
-
-export const FLOWS: Flow[] = [home, classicDeadlock, classicDeadlockRu, dataViewMvcc, nowait, serializableWriteSkew, skipLocked, skipLockedRu, undo, watchdog, hostile, presenter, labEditor, labImport, labExplore, retryLab, interview];
+export const FLOWS: Flow[] = [
+  home,
+  classicDeadlock,
+  classicDeadlockRu,
+  dataViewMvcc,
+  nowait,
+  serializableWriteSkew,
+  skipLocked,
+  skipLockedRu,
+  undo,
+  watchdog,
+  hostile,
+  presenter,
+  labEditor,
+  labImport,
+  labExplore,
+  retryLab,
+  interview,
+];
