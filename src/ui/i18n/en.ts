@@ -497,7 +497,7 @@ export const en = {
     notYet: 'Not yet: every step has run and the goal did not happen. Start over and try another order.',
     stuck: 'Every session that still has steps is waiting on a lock and nothing can wake it: start over or undo.',
     outcome: {
-      deadlock: (victims: string) => `Deadlock detected: ${victims} canceled (40P01).`,
+      deadlock: (victims: string) => `Deadlock detected: ${victims} cancelled (40P01).`,
       error: (list: string) => `Errors: ${list}.`,
       invariantBroken: 'The invariant is broken.',
       invariantHolds: 'The invariant holds.',

@@ -55,7 +55,7 @@ export function waitWords(reason: WaitReason): WaitWords {
 /**
  * What became of one script line: not reached yet (`pending`), next to run (`current`), sent and
  * running or sleeping (`running`), blocked on a lock (`waiting`), finished without an error
- * (`ok`), failed (`error`), canceled — the deadlock victim (40P01) or a canceled statement
+ * (`ok`), failed (`error`), cancelled — the deadlock victim (40P01) or a cancelled statement
  * (57014) — (`cancelled`), or refused because the transaction was already aborted (`skipped`, 25P02).
  */
 export type LineOutcome = 'pending' | 'current' | 'running' | 'waiting' | 'ok' | 'error' | 'cancelled' | 'skipped';

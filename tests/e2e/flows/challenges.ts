@@ -160,7 +160,7 @@ const breakEn: Flow = {
     await ctx.shot('before');
     await winBreak(ctx, c);
     const outcome = norm((await ctx.byTestId('challenge-outcome').allTextContents()).join(' '));
-    assert(outcome.includes('Deadlock detected: B canceled'), `outcome: "${outcome}"`);
+    assert(outcome.includes('Deadlock detected: B cancelled'), `outcome: "${outcome}"`);
     const pane = norm((await ctx.pane('B').textContent()) ?? '');
     assert(pane.includes('deadlock detected'), `session B's pane does not show the deadlock error: "${pane}"`);
     await ctx.shot('won');

@@ -381,6 +381,8 @@ const brokenEdgeLabel: Flow = {
 
 /** The timeline marks as drawn: kind, lane, time and on-screen box. */
 async function marks(ctx: FlowContext) {
+  // elementFromPoint only sees the viewport: bring the timeline into view first.
+  await ctx.byTestId('timeline').evaluate((el) => el.scrollIntoView({ block: 'center' }));
   return ctx.byTestId('timeline-mark').evaluateAll((els) =>
     els.map((e) => {
       const r = e.getBoundingClientRect();

@@ -555,12 +555,17 @@ const diagnostics: Flow = {
           const scrolls = box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX !== 'visible' && box.tabIndex >= 0;
           return t.getBoundingClientRect().right > r.right + 1 && !scrolls;
         });
-        return { width: r.width, height: r.height, cut };
+        // A query squeezed into a narrow column shows as a script line much narrower than its pane.
+        const narrowest = Math.min(...[...el.querySelectorAll('[data-testid="script-line"]')].map((l) => l.getBoundingClientRect().width));
+        return { width: r.width, narrowest, cut };
       });
       const grid = await ctx.page.locator('.sessions').evaluate((el) => el.getBoundingClientRect().width);
       if (o.width < grid * 0.9)
         problems.push(`step ${step}: pane O is ${Math.round(o.width)}px wide in a ${Math.round(grid)}px session grid`);
-      if (o.height > 900) problems.push(`step ${step}: pane O is ${Math.round(o.height)}px tall (its query wraps into a column)`);
+      if (o.narrowest < o.width * 0.8)
+        problems.push(
+          `step ${step}: a script line of pane O is ${Math.round(o.narrowest)}px wide in a ${Math.round(o.width)}px pane (its query wraps into a column)`,
+        );
       if (o.cut) problems.push(`step ${step}: a result table of pane O is cut off on the right`);
       await ctx.shot(`step-${step}`);
     }
