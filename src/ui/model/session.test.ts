@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionState, WaitReason } from '../../engine/types';
 import type { Xid } from '../../engine/locks/types';
-import { STATE_ICONS, failureOutcome, scrollback, sessionScript, stateKey, waitWords } from './session';
+import { STATE_ICONS, failureOutcome, scrollback, sessionScript, stateKey, waitSentence, waitWords } from './session';
 import { deadlockCycle, deadlockScenario } from '../fixtures/deadlock';
 
 describe('stateKey', () => {
@@ -43,6 +43,25 @@ describe('waitWords', () => {
       expected: { what: 'ShareLock on transaction 745', heldBy: ['A'], queuedBehind: ['C'] },
     },
   ])('splits blockers by kind', ({ args, expected }) => expect(waitWords(args)).toEqual(expected));
+});
+
+describe('waitSentence', () => {
+  const t = {
+    waitsFor: (w: string) => `waits for ${w}`,
+    heldBy: (s: string) => `held by ${s}`,
+    queuedBehind: (s: string) => `queued behind ${s}`,
+  };
+  const cases = [
+    { args: { what: 'X', heldBy: ['A'], queuedBehind: [] }, hide: false, expected: 'waits for X held by A' },
+    { args: { what: 'X', heldBy: ['A', 'B'], queuedBehind: ['C'] }, hide: false, expected: 'waits for X held by A, B; queued behind C' },
+    { args: { what: 'X', heldBy: [], queuedBehind: ['C'] }, hide: false, expected: 'waits for X queued behind C' },
+    { args: { what: 'X', heldBy: ['A'], queuedBehind: ['C'] }, hide: true, expected: 'waits for X' },
+  ];
+  it.each(cases)('$expected', ({ args, hide, expected }) => {
+    const before = structuredClone(args);
+    expect(waitSentence(args, t, hide)).toBe(expected);
+    expect(args).toEqual(before);
+  });
 });
 
 describe('sessionScript', () => {

@@ -1,6 +1,7 @@
 /** Session-pane logic: state keys, icons, wait sentences, the session's part of the script. */
 import type { EngineEvent, FinishedStep, PendingStep, PgMessage, SessionSnapshot, SessionState, WaitReason } from '../../engine/types';
 import type { ScriptItem } from '../backend';
+import { nameList } from './format';
 
 /** The state as a data-attribute / CSS-class friendly key. */
 export type SessionStateKey = 'idle' | 'active' | 'waiting' | 'idle-in-transaction' | 'aborted' | 'terminated';
@@ -50,6 +51,19 @@ export function waitWords(reason: WaitReason): WaitWords {
     heldBy: uniq(reason.blockers.filter((b) => b.kind === 'hard').map((b) => b.session)),
     queuedBehind: uniq(reason.blockers.filter((b) => b.kind === 'soft').map((b) => b.session)),
   };
+}
+
+/** The pane's wait sentence in the learner's language; `hideHolders` leaves out whom it waits for. */
+export function waitSentence(
+  w: WaitWords,
+  t: { waitsFor: (what: string) => string; heldBy: (s: string) => string; queuedBehind: (s: string) => string },
+  hideHolders = false,
+): string {
+  let text = t.waitsFor(w.what);
+  if (hideHolders) return text;
+  if (w.heldBy.length) text += ` ${t.heldBy(nameList(w.heldBy))}`;
+  if (w.queuedBehind.length) text += `${w.heldBy.length ? ';' : ''} ${t.queuedBehind(nameList(w.queuedBehind))}`;
+  return text;
 }
 
 /**
