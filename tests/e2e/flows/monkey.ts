@@ -414,6 +414,13 @@ class Monkey {
     await this.noEngineError(what);
     this.assertUrl(now, what);
     assert(now <= from, `${what}: the timeline shows the past, but the jump went forward from ${from} to ${now}`);
+    // A moment inside a step (its clock stopped before the step's end) is not the view reached at the
+    // step's end, so there is nothing to compare; the step's end view is unknown until it is reached again.
+    if ((await this.ctx.byTestId('player').getAttribute('data-mid-step')) === 'true') {
+      this.count('mid-step jumps');
+      for (const k of [...this.forward.keys()]) if (k >= now) this.forward.delete(k);
+      return `${what} → inside step ${now}`;
+    }
     await this.checkBack(now, what);
     return `${what} → step ${now}`;
   }
