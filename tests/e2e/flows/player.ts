@@ -426,6 +426,10 @@ const timelineMoment: Flow = {
       `after clicking the deadlock mark the clock shows "${await ctx.clock()}", not t = 3 s`,
     );
     assert((await ctx.position())[0] === 6, `the moment belongs to step 6, the counter shows ${(await ctx.position())[0]}`);
+    assert(
+      (await ctx.byTestId('player').getAttribute('data-mid-step')) === 'true',
+      'a moment inside the step is marked data-mid-step (the monkey relies on it)',
+    );
     const b6 = (await scriptLines(ctx)).find((l) => l.session === 'B' && l.outcome === 'cancelled');
     assert(b6?.sqlstate === '40P01', "at the moment of detection B's UPDATE is cancelled with 40P01");
     assert((await victims(ctx)).join() === 'B', `victim at the moment of detection: [${await victims(ctx)}]`);
@@ -434,6 +438,7 @@ const timelineMoment: Flow = {
     // Keyboard: Tab reaches the failed mark at the same moment; Enter jumps there too.
     await ctx.key('ArrowRight', 7);
     assert(/t = 4 s/.test(await ctx.clock()), `the next step starts after the pause ends: "${await ctx.clock()}"`);
+    assert((await ctx.byTestId('player').getAttribute('data-mid-step')) === null, 'a finished step is not marked data-mid-step');
     const failed = ctx.page.locator('[data-testid="timeline-mark"][data-kind="failed"][data-session="B"][data-at-ms="3000"]');
     await failed.focus();
     await ctx.page.keyboard.press('Enter');
