@@ -7,6 +7,7 @@ import {
   deadlockRequests,
   edgeGeometry,
   layoutNodes,
+  placeLabels,
   resourceGraph,
   rwEdges,
   waitForGraph,
@@ -144,7 +145,7 @@ describe('edgeGeometry', () => {
   ])('$name', ({ edges, expected, check }) => {
     const before = JSON.stringify(edges);
     const g = edgeGeometry(edges, pos, 10, { arrowGap: 6 });
-    if (expected) expect(g).toEqual(expected);
+    if (expected) expect(g.map(({ id, d, label }) => ({ id, d, label }))).toEqual(expected);
     check?.(g);
     expect(JSON.stringify(edges)).toBe(before);
   });
@@ -158,6 +159,60 @@ describe('edgeGeometry', () => {
       10,
     );
     expect(g[0].d).not.toBe(g[1].d);
+  });
+});
+
+describe('placeLabels', () => {
+  const geom = (id: string, label: Point, alt: Point[]) => ({ id, d: '', label, alt });
+  const box = { width: 400, height: 300 };
+  const node = { radius: 20, below: 10 };
+  it.each([
+    {
+      name: 'a label clear of every node keeps its place',
+      nodes: [['A', { x: 50, y: 50 }]],
+      edges: [geom('e', { x: 200, y: 200 }, [{ x: 300, y: 200 }])],
+      expected: { e: { x: 200, y: 200 } },
+    },
+    {
+      name: 'a label on a node moves to the first free alternative',
+      nodes: [['O', { x: 200, y: 200 }]],
+      edges: [
+        geom('e', { x: 200, y: 205 }, [
+          { x: 205, y: 215 },
+          { x: 320, y: 100 },
+          { x: 100, y: 100 },
+        ]),
+      ],
+      expected: { e: { x: 320, y: 100 } },
+    },
+    {
+      name: 'the state line under a node counts as the node',
+      nodes: [['O', { x: 200, y: 100 }]],
+      edges: [geom('e', { x: 200, y: 128 }, [{ x: 200, y: 180 }])],
+      expected: { e: { x: 200, y: 180 } },
+    },
+    {
+      name: 'a second label does not sit on the first',
+      nodes: [],
+      edges: [geom('a', { x: 100, y: 100 }, []), geom('b', { x: 110, y: 102 }, [{ x: 110, y: 140 }])],
+      expected: { a: { x: 100, y: 100 }, b: { x: 110, y: 140 } },
+    },
+    {
+      name: 'a place that leaves the box is not taken when one inside is free',
+      nodes: [],
+      edges: [geom('e', { x: 395, y: 100 }, [{ x: 300, y: 100 }])],
+      expected: { e: { x: 300, y: 100 } },
+    },
+    {
+      name: 'with no free place the least covered one wins',
+      nodes: [['O', { x: 200, y: 200 }]],
+      edges: [geom('e', { x: 200, y: 200 }, [{ x: 225, y: 200 }])],
+      expected: { e: { x: 225, y: 200 } },
+    },
+  ])('$name', ({ nodes, edges, expected }) => {
+    const sizes = new Map(edges.map((e) => [e.id, { w: 40, h: 12 }]));
+    const got = placeLabels(edges, sizes, new Map(nodes as [string, Point][]), node, box);
+    expect(Object.fromEntries(got)).toEqual(expected);
   });
 });
 

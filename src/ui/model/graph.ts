@@ -217,6 +217,8 @@ export interface EdgeGeometry {
   /** SVG path data, trimmed to the node circles. */
   d: string;
   label: Point;
+  /** Other places for the label along the edge, best first (used when `label` would cover a node or another label). */
+  alt?: Point[];
 }
 
 /**
@@ -262,14 +264,83 @@ export function edgeGeometry(
     else p.quadraticCurveTo(r2(c.x), r2(c.y), r2(end.x), r2(end.y));
     // The label sits on the outer side of the bulge (above a straight edge), clear of the line.
     const side = offset === 0 ? -1 : Math.sign(offset);
+    // A point on the curve at parameter t, lifted to side `sd` of the edge.
+    const at = (t: number, sd: number): Point => {
+      const a = (1 - t) * (1 - t);
+      const b = 2 * t * (1 - t);
+      const q = t * t;
+      return {
+        x: r2(a * start.x + b * c.x + q * end.x - uy * lift * sd),
+        y: r2(a * start.y + b * c.y + q * end.y + ux * lift * sd),
+      };
+    };
     out.push({
       id: e.id,
       d: p.toString(),
-      label: {
-        x: r2(0.25 * start.x + 0.5 * c.x + 0.25 * end.x - uy * lift * side),
-        y: r2(0.25 * start.y + 0.5 * c.y + 0.25 * end.y + ux * lift * side),
-      },
+      label: at(0.5, side),
+      alt: [
+        at(0.35, side),
+        at(0.65, side),
+        at(0.5, -side),
+        at(0.22, side),
+        at(0.78, side),
+        at(0.35, -side),
+        at(0.65, -side),
+        at(0.5, 2 * side),
+        at(0.5, -2 * side),
+        at(0.3, 2 * side),
+        at(0.7, 2 * side),
+        at(0.5, 3 * side),
+        at(0.5, -3 * side),
+      ],
     });
+  }
+  return out;
+}
+
+/** A label's size in the graph's pixels (estimated from its text: the layout runs before it is drawn). */
+export interface LabelSize {
+  w: number;
+  h: number;
+}
+
+/**
+ * Label positions that keep edge labels off the nodes (the circle and the state line under it) and
+ * off each other: each label takes its preferred place unless that overlaps a node or a label placed
+ * before it, else the first free alternative along its edge; when none is free, the one that
+ * overlaps least. Labels are placed in edge order, so the result is deterministic.
+ */
+export function placeLabels(
+  geometry: readonly EdgeGeometry[],
+  sizes: ReadonlyMap<string, LabelSize>,
+  nodes: ReadonlyMap<string, Point>,
+  node: { radius: number; below: number },
+  box: { width: number; height: number },
+): Map<string, Point> {
+  type Rect = { x0: number; y0: number; x1: number; y1: number };
+  const obstacles: Rect[] = [...nodes.values()].map((p) => ({
+    x0: p.x - node.radius,
+    y0: p.y - node.radius,
+    x1: p.x + node.radius,
+    y1: p.y + node.radius + node.below,
+  }));
+  const overlap = (a: Rect, b: Rect) =>
+    Math.max(0, Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0)) * Math.max(0, Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+  const out = new Map<string, Point>();
+  for (const g of geometry) {
+    const size = sizes.get(g.id) ?? { w: 0, h: 0 };
+    let best: { p: Point; cost: number } | null = null;
+    for (const p of [g.label, ...(g.alt ?? [])]) {
+      const r = { x0: p.x - size.w / 2, y0: p.y - size.h / 2, x1: p.x + size.w / 2, y1: p.y + size.h / 2 };
+      // Leaving the box costs as much as covering a node: the SVG clips it.
+      const outside = Math.max(0, -r.x0) + Math.max(0, r.x1 - box.width) + Math.max(0, -r.y0) + Math.max(0, r.y1 - box.height);
+      const cost = obstacles.reduce((sum, o) => sum + overlap(r, o), 0) + outside * size.h;
+      if (!best || cost < best.cost) best = { p, cost };
+      if (cost === 0) break;
+    }
+    const p = best?.p ?? g.label;
+    out.set(g.id, p);
+    obstacles.push({ x0: p.x - size.w / 2, y0: p.y - size.h / 2, x1: p.x + size.w / 2, y1: p.y + size.h / 2 });
   }
   return out;
 }
