@@ -340,7 +340,7 @@ const stageHideAnswer: Flow = {
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Serious and critical axe-core violations on the page as it is now, one line each. */
+/** Moderate, serious and critical axe-core violations on the page as it is now, one line each. */
 async function axeViolations(page: Page, where: string): Promise<string[]> {
   // Evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply to it.
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
@@ -348,7 +348,7 @@ async function axeViolations(page: Page, where: string): Promise<string[]> {
     'window.axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ") + (n.failureSummary ? " — " + n.failureSummary.split("\\n").slice(1, 2).join("") : "")) })))',
   )) as { id: string; impact: string; help: string; nodes: string[] }[];
   return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${where}: [${v.impact}] ${v.id} (${v.help}): ${v.nodes.join(' | ')}`);
 }
 
@@ -366,7 +366,7 @@ async function setLookAndLanguage(ctx: FlowContext, theme: 'light' | 'dark', lan
 function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
   return {
     name: `a11y-${theme}-${lang}`,
-    title: `axe-core: no serious/critical violation on the lesson list, player (deadlock), lab (editor), retry lab (after a run), interview — ${theme}, ${lang}`,
+    title: `axe-core: no moderate, serious or critical violation on the lesson list, player (deadlock), lab (editor), retry lab (after a run), interview — ${theme}, ${lang}`,
     async run(ctx) {
       const found: string[] = [];
       await ctx.page.goto(ctx.url('#/'));
@@ -403,7 +403,7 @@ function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
       found.push(...(await axeViolations(ctx.page, 'interview')));
       assert(
         found.length === 0,
-        `axe-core (${theme}, ${lang}) found ${found.length} serious/critical violations:\n  ${found.join('\n  ')}`,
+        `axe-core (${theme}, ${lang}) found ${found.length} moderate/serious/critical violations:\n  ${found.join('\n  ')}`,
       );
     },
   };
