@@ -1,0 +1,26 @@
+/**
+ * Registers the service worker that vite-plugin-pwa generates (Workbox precaching every built file)
+ * and mounts the update toast. A module of the app's own bundle, not an inline script, so it runs
+ * under the Content-Security-Policy (`script-src 'self'`, `worker-src 'self'`).
+ */
+/// <reference types="vite-plugin-pwa/vanillajs" />
+import { mount } from 'svelte';
+import { registerSW } from 'virtual:pwa-register';
+import UpdateToast from './UpdateToast.svelte';
+import { appUpdate } from './update.svelte';
+
+/** Registers the service worker (production builds, browsers that have one) and mounts the update toast. */
+export function startOffline(): void {
+  if (!import.meta.env.PROD || !('serviceWorker' in navigator)) return;
+  const host = document.createElement('div');
+  host.className = 'update-host';
+  document.body.append(host);
+  mount(UpdateToast, { target: host });
+  const update = registerSW({
+    immediate: true,
+    // A new version waits (registerType 'prompt'); the toast lets the learner choose when to reload.
+    onNeedRefresh: () => appUpdate.announce(() => update(true)),
+    // Without a service worker the app still runs online; a warning keeps the reason visible to whoever looks.
+    onRegisterError: (e: unknown) => console.warn('Lockstep: the service worker could not be registered; offline use is off.', e),
+  });
+}
