@@ -20,7 +20,13 @@ export function startOffline(): void {
     immediate: true,
     // A new version waits (registerType 'prompt'); the toast lets the learner choose when to reload.
     onNeedRefresh: () => appUpdate.announce(() => update(true)),
+    // The reload is ours (below): Workbox reloads only pages that had a controller when they registered, not a first visit's page.
+    onNeedReload: () => undefined,
     // Without a service worker the app still runs online; a warning keeps the reason visible to whoever looks.
     onRegisterError: (e: unknown) => console.warn('Lockstep: the service worker could not be registered; offline use is off.', e),
+  });
+  // The first install takes control without a reload (clientsClaim); only a version the learner asked for reloads the page.
+  navigator.serviceWorker.addEventListener('controllerchange', () => {
+    if (appUpdate.requested) window.location.reload();
   });
 }

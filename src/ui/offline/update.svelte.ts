@@ -7,6 +7,8 @@ class AppUpdate {
   ready = $state(false);
   /** The learner chose "Later": the toast stays closed until the next new version. */
   dismissed = $state(false);
+  /** The learner pressed Reload: the next change of the controlling worker reloads the page. */
+  requested = false;
   #apply: (() => Promise<void>) | null = null;
 
   /** Announces a waiting version; `apply` activates it and reloads the page. */
@@ -18,6 +20,7 @@ class AppUpdate {
 
   /** Activates the waiting version (the page reloads once it controls the page). */
   async reload(): Promise<void> {
+    this.requested = true;
     await this.#apply?.();
   }
 

@@ -158,9 +158,9 @@ const updateToast: Flow = {
       const base = `http://127.0.0.1:${site.port}/`;
       ctx.predictPolicy = 'skip';
       await ctx.page.goto(`${base}#/lessons/classic-deadlock/step/0`);
+      await ctx.waitForCursor(0, 'classic-deadlock opens');
       await waitForServiceWorker(ctx.page);
-      await ctx.page.goto(`${base}#/lessons/classic-deadlock/step/3`);
-      await ctx.waitForCursor(3, 'classic-deadlock at step 3');
+      for (let i = 0; i < 3; i++) await ctx.next();
       assert((await ctx.byTestId('update-toast').count()) === 0, 'the update toast shows with no new version');
 
       // "Deploy" a new version: the service worker script changes by one byte-different line.
@@ -229,12 +229,12 @@ const embedFrame: Flow = {
     const host = await serve({
       files: {
         '/': `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>A blog post</title><style>body{font:16px Georgia,serif;max-width:820px;margin:1rem auto;padding:0 8px}</style></head>
+<link rel="icon" href="data:,"><title>A blog post</title><style>body{font:16px Georgia,serif;max-width:820px;margin:1rem auto;padding:0 8px}</style></head>
 <body><h1>Why my transfers deadlock</h1><p>Two transfers, opposite order:</p>
 ${snippet}
 <p>The end.</p></body></html>`,
         '/ru': `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Статья</title><style>body{font:16px Georgia,serif;max-width:820px;margin:1rem auto;padding:0 8px;background:#222;color:#eee}</style></head>
+<link rel="icon" href="data:,"><title>Статья</title><style>body{font:16px Georgia,serif;max-width:820px;margin:1rem auto;padding:0 8px;background:#222;color:#eee}</style></head>
 <body><h1>Взаимоблокировка</h1>
 <iframe src="${lessonEmbed}" width="800" height="500" title="Lockstep" style="border:0;max-width:100%"></iframe></body></html>`,
       },
@@ -263,7 +263,7 @@ ${snippet}
           await ctx.shot('lab-cycle', true);
         }
         victim = await frame
-          .locator('[data-testid="session-pane"]:has([data-testid="pg-message"][data-sqlstate="40P01"])')
+          .locator('.slot:has([data-testid="pg-message"][data-sqlstate="40P01"])')
           .getAttribute('data-session', { timeout: 200 })
           .catch(() => null);
       }
