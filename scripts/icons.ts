@@ -29,7 +29,10 @@ async function main(): Promise<void> {
         `<html><body style="margin:0;background:transparent"><img src="${src}" width="${t.size}" height="${t.size}" style="display:block"></body></html>`,
       );
       await page.locator('img').evaluate((img: HTMLImageElement) => img.decode());
-      writeFileSync(join(PUBLIC, t.file), await page.screenshot({ omitBackground: true, clip: { x: 0, y: 0, width: t.size, height: t.size } }));
+      writeFileSync(
+        join(PUBLIC, t.file),
+        await page.screenshot({ omitBackground: true, clip: { x: 0, y: 0, width: t.size, height: t.size } }),
+      );
       await page.close();
       console.log(`public/${t.file} (${t.size}×${t.size}) from public/${t.svg}`);
     }

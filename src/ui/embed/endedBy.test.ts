@@ -16,8 +16,16 @@ const session = (history: FinishedStep[]) => ({ name: 'A', history }) as unknown
 
 describe('endedBy', () => {
   it.each([
-    { what: 'a victim whose COMMIT was answered with ROLLBACK', history: [step('BEGIN'), step('UPDATE t', deadlock), step('COMMIT;')], found: 'UPDATE t' },
-    { what: 'a victim that then ran ROLLBACK and END', history: [step('UPDATE t', deadlock), step('ROLLBACK'), step('end')], found: 'UPDATE t' },
+    {
+      what: 'a victim whose COMMIT was answered with ROLLBACK',
+      history: [step('BEGIN'), step('UPDATE t', deadlock), step('COMMIT;')],
+      found: 'UPDATE t',
+    },
+    {
+      what: 'a victim that then ran ROLLBACK and END',
+      history: [step('UPDATE t', deadlock), step('ROLLBACK'), step('end')],
+      found: 'UPDATE t',
+    },
     { what: 'the error is the last statement (the pane shows it)', history: [step('BEGIN'), step('UPDATE t', deadlock)], found: null },
     { what: 'a new statement ran after the error', history: [step('UPDATE t', deadlock), step('ROLLBACK'), step('SELECT 1')], found: null },
     { what: 'no error', history: [step('BEGIN'), step('COMMIT')], found: null },

@@ -6,9 +6,7 @@ import { decodeScenario, ShareError } from '../../scenario/share';
 import { scenarioToSpecText } from '../../scenario/labScenario';
 
 /** The player source of an embed, with the scenario's own title; or a problem worded at render time. */
-export type EmbedSource =
-  | { ok: true; source: PlayerSource; title?: string }
-  | { ok: false; problem: (t: Messages) => string };
+export type EmbedSource = { ok: true; source: PlayerSource; title?: string } | { ok: false; problem: (t: Messages) => string };
 
 /**
  * The source for `#/embed/lessons/<id>` (checked against the lesson ids once they are known) or

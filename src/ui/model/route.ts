@@ -122,7 +122,8 @@ function embedRoute(path: string): Route | null {
   }
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'embed-lesson', id: parts[1], step: 0, look };
-    if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3])) return { name: 'embed-lesson', id: parts[1], step: Number(parts[3]), look };
+    if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
+      return { name: 'embed-lesson', id: parts[1], step: Number(parts[3]), look };
   }
   return null;
 }

@@ -97,7 +97,8 @@ async function playToDeadlock(ctx: FlowContext): Promise<string> {
 
 const offlineLesson: Flow = {
   name: 'offline-lesson',
-  title: 'service worker: after the first visit, the network off and a reload, classic-deadlock plays to its 40P01; lab, retry lab, challenges open',
+  title:
+    'service worker: after the first visit, the network off and a reload, classic-deadlock plays to its 40P01; lab, retry lab, challenges open',
   timeoutMs: 180_000,
   async run(ctx) {
     ctx.predictPolicy = 'skip';
@@ -111,7 +112,14 @@ const offlineLesson: Flow = {
       for (const n of names) for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
       return urls;
     });
-    for (const re of [/pglite-.*\.wasm$/, /pglite-.*\.data$/, /pgdata-.*\.tgz$/, /libpg-query-.*\.wasm$/, /\/index\.html$/, /Lab-.*\.js$/]) {
+    for (const re of [
+      /pglite-.*\.wasm$/,
+      /pglite-.*\.data$/,
+      /pgdata-.*\.tgz$/,
+      /libpg-query-.*\.wasm$/,
+      /\/index\.html$/,
+      /Lab-.*\.js$/,
+    ]) {
       assert(
         cached.some((u) => re.test(u)),
         `the precache has no ${re}: ${cached.length} entries`,
@@ -134,7 +142,10 @@ const offlineLesson: Flow = {
     await ctx.page.goto(ctx.url('#/lab'));
     await waitFor(async () => (await ctx.byTestId('lab-blank').count()) > 0, 'offline, the lab does not load');
     await ctx.page.goto(ctx.url('#/retry'));
-    await waitFor(async () => (await ctx.byTestId('nav-retry').getAttribute('aria-current')) === 'page', 'offline, the retry lab does not open');
+    await waitFor(
+      async () => (await ctx.byTestId('nav-retry').getAttribute('aria-current')) === 'page',
+      'offline, the retry lab does not open',
+    );
     await ctx.page.goto(ctx.url('#/challenges'));
     await waitFor(
       async () => norm((await ctx.page.locator('main').textContent()) ?? '').length > 40,
@@ -214,7 +225,8 @@ async function frameNext(frame: FrameLocator): Promise<number> {
 
 const embedFrame: Flow = {
   name: 'embed-frame',
-  title: "the lab's iframe snippet on a page of another origin: a compact player (panes, graph, matrix cell) with no site chrome steps to the cycle and the 40P01; a lesson embed in Russian and dark",
+  title:
+    "the lab's iframe snippet on a page of another origin: a compact player (panes, graph, matrix cell) with no site chrome steps to the cycle and the 40P01; a lesson embed in Russian and dark",
   viewport: { width: 1440, height: 900 },
   timeoutMs: 180_000,
   async run(ctx) {
@@ -223,7 +235,10 @@ const embedFrame: Flow = {
     await ctx.byTestId('lab-template').selectOption('transfer-unordered');
     await ctx.byTestId('lab-share').click();
     const snippet = await ctx.byTestId('share-embed').inputValue();
-    assert(/^<iframe src="[^"]+#\/embed\/lab\?s=[\w-]+" width="800" height="500" title="[^"]+"/.test(snippet), `unexpected snippet: ${snippet}`);
+    assert(
+      /^<iframe src="[^"]+#\/embed\/lab\?s=[\w-]+" width="800" height="500" title="[^"]+"/.test(snippet),
+      `unexpected snippet: ${snippet}`,
+    );
 
     const lessonEmbed = ctx.url('#/embed/lessons/classic-deadlock?lang=ru&theme=dark');
     const host = await serve({
@@ -283,7 +298,10 @@ ${snippet}
       assert((await ru.locator('html').getAttribute('data-theme')) === 'dark', 'theme=dark is not applied in the embed');
       assert((await ru.locator('html').getAttribute('lang')) === 'ru', 'lang=ru is not applied in the embed');
       for (let i = 0; i < 5; i++) await frameNext(ru);
-      assert(/Шаг 5 из/.test(norm((await ru.getByTestId('step-position').textContent()) ?? '')), 'the embed step counter is not in Russian');
+      assert(
+        /Шаг 5 из/.test(norm((await ru.getByTestId('step-position').textContent()) ?? '')),
+        'the embed step counter is not in Russian',
+      );
       await ctx.shot('ru-dark-1440', true);
       await ctx.page.setViewportSize({ width: 390, height: 844 });
       await ctx.page.waitForTimeout(300);
