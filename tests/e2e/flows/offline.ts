@@ -4,7 +4,8 @@
  * and applied only on Reload; the lab's iframe snippet, pasted into a page of another origin,
  * shows a compact player that steps inside the frame.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, appendFileSync, existsSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, appendFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
@@ -235,6 +236,8 @@ const embedFrame: Flow = {
     await ctx.byTestId('lab-template').selectOption('transfer-unordered');
     await ctx.byTestId('lab-share').click();
     const snippet = await ctx.byTestId('share-embed').inputValue();
+    await ctx.byTestId('share-embed').scrollIntoViewIfNeeded();
+    await ctx.shot('share', true);
     assert(
       /^<iframe src="[^"]+#\/embed\/lab\?s=[\w-]+" width="800" height="500" title="[^"]+"/.test(snippet),
       `unexpected snippet: ${snippet}`,
@@ -283,6 +286,7 @@ ${snippet}
           .catch(() => null);
       }
       assert(cycle, 'the embedded scenario never showed the two-edge cycle');
+      await ctx.shot('lab-victim', true);
       assert(victim, 'the embedded scenario never reached a 40P01');
       // Previous undoes a step inside the frame.
       const [at] = await framePosition(frame);
@@ -308,6 +312,25 @@ ${snippet}
       const wide = await ru.locator('html').evaluate((el) => el.scrollWidth - el.clientWidth);
       assert(wide <= 1, `at 390 px the embed is ${wide} px wider than its frame`);
       await ctx.shot('ru-dark-390', true);
+
+      // The same snippet in a page opened from a file.
+      const dir = mkdtempSync(join(tmpdir(), 'lockstep-embed-'));
+      try {
+        writeFileSync(
+          join(dir, 'post.html'),
+          `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>post</title>${snippet}`,
+        );
+        await ctx.page.goto(pathToFileURL(join(dir, 'post.html')).href);
+        const fromFile = ctx.page.frameLocator('iframe');
+        await waitFor(
+          async () => (await fromFile.getByTestId('session-pane').count()) === 2,
+          'the embed does not play in a page opened from a file',
+          40_000,
+        );
+        await frameNext(fromFile);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     } finally {
       await host.close();
     }
