@@ -301,11 +301,16 @@ ${snippet}
       await waitFor(async () => (await ru.getByTestId('session-pane').count()) === 2, 'the lesson embed shows no panes', 40_000);
       assert((await ru.locator('html').getAttribute('data-theme')) === 'dark', 'theme=dark is not applied in the embed');
       assert((await ru.locator('html').getAttribute('lang')) === 'ru', 'lang=ru is not applied in the embed');
-      for (let i = 0; i < 5; i++) await frameNext(ru);
+      // Step 6 is B's 40P01 (classic-deadlock.expected.txt): the victim node is marked in the frame.
+      for (let i = 0; i < 6; i++) await frameNext(ru);
       assert(
-        /Шаг 5 из/.test(norm((await ru.getByTestId('step-position').textContent()) ?? '')),
+        /Шаг 6 из/.test(norm((await ru.getByTestId('step-position').textContent()) ?? '')),
         'the embed step counter is not in Russian',
       );
+      const victims = await ru
+        .locator('[data-testid="wfg-node"][data-victim="true"]')
+        .evaluateAll((els) => els.map((e) => e.dataset.session));
+      assert(victims.join() === 'B', `the lesson embed marks [${victims}] as the victim at step 6, expected B`);
       await ctx.shot('ru-dark-1440', true);
       await ctx.page.setViewportSize({ width: 390, height: 844 });
       await ctx.page.waitForTimeout(300);
