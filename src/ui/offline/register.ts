@@ -8,9 +8,11 @@ import { mount } from 'svelte';
 import { registerSW } from 'virtual:pwa-register';
 import UpdateToast from './UpdateToast.svelte';
 import { appUpdate } from './update.svelte';
+import { followThemeColor } from './themeColor.svelte';
 
-/** Registers the service worker (production builds, browsers that have one) and mounts the update toast. */
+/** Registers the service worker (production builds, browsers that have one), mounts the update toast and keeps the title-bar colour on the theme. */
 export function startOffline(): void {
+  followThemeColor();
   if (!import.meta.env.PROD || !('serviceWorker' in navigator)) return;
   const host = document.createElement('div');
   host.className = 'update-host';
