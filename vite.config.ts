@@ -1,5 +1,6 @@
 import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { VitePWA } from 'vite-plugin-pwa';
 import { CONTENT_SECURITY_POLICY } from './src/build/csp';
 
 /** Writes the Content-Security-Policy `<meta>` into the built index.html (dev mode keeps Vite's HMR client unrestricted). */
@@ -13,10 +14,34 @@ function contentSecurityPolicy(): Plugin {
   };
 }
 
+/**
+ * The service worker (Workbox, generated at build time): it precaches every built file, so a second
+ * visit starts without the network and every route works offline. PGlite's wasm (~9 MB), its data
+ * and the lessons' database archive are the largest files, hence the raised size limit. An update
+ * waits until the learner reloads (registerType 'prompt'; src/ui/offline/ shows the toast); the
+ * manifest and icons are static files in public/. Registration is the app's own module, never an
+ * inline script, so the Content-Security-Policy stays as it is.
+ */
+function serviceWorker(): Plugin[] {
+  return VitePWA({
+    registerType: 'prompt',
+    injectRegister: false,
+    manifest: false,
+    workbox: {
+      globPatterns: ['**/*.{html,js,css,wasm,data,tgz,gz,svg,png,webmanifest,txt}'],
+      maximumFileSizeToCacheInBytes: 48 * 1024 * 1024,
+      navigateFallback: 'index.html',
+      cleanupOutdatedCaches: true,
+      // The first visit is served by the worker as soon as it is installed, so it keeps working if the network drops before a reload.
+      clientsClaim: true,
+    },
+  });
+}
+
 // PGlite ships its own wasm/data files; keep it out of dependency pre-bundling so they load as assets.
 // (libpg-query must be pre-bundled: its CommonJS entry does not load raw in dev mode.)
 export default defineConfig({
-  plugins: [svelte(), contentSecurityPolicy()],
+  plugins: [svelte(), contentSecurityPolicy(), serviceWorker()],
   base: './',
   optimizeDeps: { exclude: ['@electric-sql/pglite'] },
   worker: { format: 'es' },

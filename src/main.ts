@@ -3,6 +3,7 @@ import { boot } from './ui/boot';
 import { createWorkerBackend, lessonCatalog } from './ui/backend-worker';
 import { createExplorer } from './ui/lab/explorer';
 import type { WorkerLike } from './worker/client';
+import { startOffline } from './ui/offline/register';
 
 boot({
   target: document.getElementById('app')!,
@@ -11,3 +12,5 @@ boot({
   createExplorer: () =>
     createExplorer({ createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike }),
 });
+
+startOffline();

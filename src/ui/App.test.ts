@@ -80,4 +80,26 @@ describe('App', () => {
     expect((await screen.findByTestId('lab', {}, { timeout: 5000 })).textContent).toContain('Scenario lab');
     expect(screen.getByTestId('lab-editor')).toBeTruthy();
   });
+  it('shows an embed without the site header: previous / next step the lesson, the look comes from the URL for this page only', async () => {
+    location.hash = '#/embed/lessons/deadlock?lang=ru';
+    render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
+    const embed = await screen.findByTestId('embed-player', {}, { timeout: 5000 });
+    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
+    expect(embed.textContent).toContain('Взаимоблокировка переводов');
+    expect(document.querySelector('header.top')?.closest('.app')?.classList.contains('embed')).toBe(true);
+    expect(localStorage.getItem('lockstep.lang')).toBeNull();
+    await fireEvent.click(screen.getByTestId('step-next'));
+    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 1 из 10'));
+    await fireEvent.keyDown(window, { key: 'ArrowLeft' });
+    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
+    expect(screen.getByTestId('embed-open-full').getAttribute('href')).toBe('./#/lessons/deadlock/step/0');
+    expect(location.hash).toBe('#/embed/lessons/deadlock?lang=ru');
+  });
+
+  it('says what is wrong with a damaged embed link', async () => {
+    location.hash = '#/embed/lab?s=%%%';
+    render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
+    const error = await screen.findByTestId('embed-error', {}, { timeout: 5000 });
+    expect(error.textContent).toContain('This embed link is damaged');
+  });
 });

@@ -586,6 +586,22 @@ export const en = {
     terminatedAt: (at: string) => `The server terminated this session at ${at}; its connection is closed.`,
     pidGone: (pid: number) => `pid ${pid} (gone)`,
   },
+  // Offline and embedding: the update toast, the embedded player and the lab's iframe snippet.
+  offline: {
+    updateReady: 'A new version is ready',
+    reload: 'Reload',
+    later: 'Later',
+    updateNote: 'Reloading keeps your place in the lesson.',
+    embedLabel: (title: string) => `Lockstep scenario: ${title}`,
+    openFull: 'Open in Lockstep',
+    noLesson: (id: string) => `There is no lesson "${id}".`,
+    badLink: (stage: string) => `This embed link is damaged: ${stage}`,
+    noLink: 'This embed link carries no scenario.',
+    embedTitle: 'Embed in a page',
+    embedNote: 'Paste this into a blog post, a course page or a slide; it shows this scenario with a compact player.',
+    copy: 'Copy',
+    copied: 'Copied',
+  },
 };
 
 /** The dictionary shape every language provides. */

@@ -594,4 +594,20 @@ export const ru: Messages = {
     terminatedAt: (at) => `Сервер завершил эту сессию в ${at}; соединение закрыто.`,
     pidGone: (pid) => `pid ${pid} (нет)`,
   },
+  // Offline and embedding: the update toast, the embedded player and the lab's iframe snippet.
+  offline: {
+    updateReady: 'Готова новая версия',
+    reload: 'Обновить',
+    later: 'Позже',
+    updateNote: 'После обновления урок откроется на том же шаге.',
+    embedLabel: (title) => `Сценарий Lockstep: ${title}`,
+    openFull: 'Открыть в Lockstep',
+    noLesson: (id) => `Урока «${id}» нет.`,
+    badLink: (stage) => `Ссылка для встраивания повреждена: ${stage}`,
+    noLink: 'В ссылке для встраивания нет сценария.',
+    embedTitle: 'Встроить в страницу',
+    embedNote: 'Вставьте этот код в статью, страницу курса или слайд: он покажет сценарий с компактным плеером.',
+    copy: 'Копировать',
+    copied: 'Скопировано',
+  },
 };

@@ -26,6 +26,18 @@ describe('parseRoute', () => {
     { args: '#/lab?s=abc-_0', expected: { name: 'lab', query: { s: 'abc-_0' } } },
     { args: '#/lab?lesson=classic-deadlock&x=1', expected: { name: 'lab', query: { lesson: 'classic-deadlock' } } },
     { args: '#/lab/?template=transfer-ordered', expected: { name: 'lab', query: { template: 'transfer-ordered' } } },
+    // Embeds: one lesson or one shared lab scenario, with an optional look for this page.
+    { args: '#/embed/lessons/classic-deadlock', expected: { name: 'embed-lesson', id: 'classic-deadlock', step: 0, look: {} } },
+    { args: '#/embed/lessons/classic-deadlock/step/5', expected: { name: 'embed-lesson', id: 'classic-deadlock', step: 5, look: {} } },
+    {
+      args: '#/embed/lessons/classic-deadlock?lang=ru&theme=dark',
+      expected: { name: 'embed-lesson', id: 'classic-deadlock', step: 0, look: { lang: 'ru', theme: 'dark' } },
+    },
+    { args: '#/embed/lab?s=abc-_0', expected: { name: 'embed-lab', s: 'abc-_0', look: {} } },
+    { args: '#/embed/lab?theme=dark', expected: { name: 'embed-lab', look: { theme: 'dark' } } },
+    { args: '#/embed/lessons', expected: { name: 'not-found', hash: '#/embed/lessons' } },
+    { args: '#/embed/lessons/x/step/y', expected: { name: 'not-found', hash: '#/embed/lessons/x/step/y' } },
+    { args: '#/embed', expected: { name: 'not-found', hash: '#/embed' } },
   ])('$args', ({ args, expected }) => expect(parseRoute(args)).toEqual(expected));
 
   it.each<Route>([
@@ -41,5 +53,9 @@ describe('parseRoute', () => {
     { name: 'lab', query: { s: 'eJzLSM3JyQcABiwCFQ' } },
     { name: 'lesson', id: 'row-locks/intro', step: 4 },
     { name: 'dev-fixtures', fixture: 'skip-locked', step: 1 },
+    { name: 'embed-lesson', id: 'classic-deadlock', step: 0, look: {} },
+    { name: 'embed-lesson', id: 'row-locks/intro', step: 3, look: { lang: 'ru', theme: 'dark' } },
+    { name: 'embed-lab', s: 'eJzLSM3JyQcABiwCFQ', look: { lang: 'en' } },
+    { name: 'embed-lab', look: {} },
   ])('round-trips %o', (route) => expect(parseRoute(formatRoute(route))).toEqual(route));
 });

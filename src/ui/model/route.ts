@@ -7,6 +7,12 @@ export interface LabQuery {
   template?: string;
 }
 
+/** How an embed asks to look (`?lang=ru&theme=dark`), for this page only; unknown values are ignored. */
+export interface EmbedLook {
+  lang?: string;
+  theme?: string;
+}
+
 export type Route =
   | { name: 'home' }
   | { name: 'lesson'; id: string; step: number }
@@ -18,11 +24,14 @@ export type Route =
   | { name: 'track'; id: string }
   | { name: 'challenges'; id?: string }
   | { name: 'dev-fixtures'; fixture: string; step: number }
+  | { name: 'embed-lesson'; id: string; step: number; look: EmbedLook }
+  | { name: 'embed-lab'; s?: string; look: EmbedLook }
   | { name: 'not-found'; hash: string };
 
 /**
  * Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/interview/drill`, `#/retry`,
- * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`.
+ * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`,
+ * `#/embed/lessons/<id>[/step/<n>]` and `#/embed/lab?s=<share code>` (both with optional `lang` and `theme`).
  */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
@@ -41,6 +50,10 @@ export function parseRoute(hash: string): Route {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
       return { name: 'lesson', id: parts[1], step: Number(parts[3]) };
+  }
+  if (parts[0] === 'embed') {
+    const embed = embedRoute(path);
+    if (embed) return embed;
   }
   if (parts[0] === 'dev' && parts[1] === 'fixtures') {
     const fixture = parts[2] ?? 'deadlock';
@@ -77,9 +90,50 @@ export function formatRoute(route: Route): string {
       return route.id ? `#/challenges/${encodeURIComponent(route.id)}` : '#/challenges';
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
+    case 'embed-lesson':
+      return `#/embed/lessons/${encodeURIComponent(route.id)}${route.step > 0 ? `/step/${route.step}` : ''}${lookQuery(route.look)}`;
+    case 'embed-lab': {
+      const q = new URLSearchParams();
+      if (route.s !== undefined) q.set('s', route.s);
+      if (route.look.lang) q.set('lang', route.look.lang);
+      if (route.look.theme) q.set('theme', route.look.theme);
+      const text = q.toString();
+      return text ? `#/embed/lab?${text}` : '#/embed/lab';
+    }
     case 'not-found':
       return route.hash;
   }
+}
+
+/** `#/embed/lessons/<id>[/step/<n>][?lang=…&theme=…]` and `#/embed/lab[?s=…&lang=…&theme=…]`; null: not an embed path. */
+function embedRoute(path: string): Route | null {
+  const m = /^\/embed\/([^?]*?)\/?(?:\?(.*))?$/s.exec(path);
+  if (!m) return null;
+  const params = new URLSearchParams(m[2] ?? '');
+  const look: EmbedLook = {};
+  const lang = params.get('lang');
+  const theme = params.get('theme');
+  if (lang !== null) look.lang = lang;
+  if (theme !== null) look.theme = theme;
+  const parts = m[1].split('/').filter(Boolean).map(safeDecode);
+  if (parts[0] === 'lab' && parts.length === 1) {
+    const s = params.get('s');
+    return s !== null ? { name: 'embed-lab', s, look } : { name: 'embed-lab', look };
+  }
+  if (parts[0] === 'lessons' && parts[1]) {
+    if (parts.length === 2) return { name: 'embed-lesson', id: parts[1], step: 0, look };
+    if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
+      return { name: 'embed-lesson', id: parts[1], step: Number(parts[3]), look };
+  }
+  return null;
+}
+
+function lookQuery(look: EmbedLook): string {
+  const q = new URLSearchParams();
+  if (look.lang) q.set('lang', look.lang);
+  if (look.theme) q.set('theme', look.theme);
+  const text = q.toString();
+  return text ? `?${text}` : '';
 }
 
 function safeDecode(s: string): string {
