@@ -142,7 +142,12 @@ export class EngineClient {
           this.worker = this.opts.createWorker();
         }
         return e.stopped
-          ? { kind: 'stopped', limitMs, ...(e.afterMs !== undefined ? { afterMs: e.afterMs } : {}), byLearner: e.message.startsWith('stopped at') }
+          ? {
+              kind: 'stopped',
+              limitMs,
+              ...(e.afterMs !== undefined ? { afterMs: e.afterMs } : {}),
+              byLearner: e.message.startsWith('stopped at'),
+            }
           : { kind: 'crashed', reason: e.message };
       }
     });

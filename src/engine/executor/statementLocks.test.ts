@@ -80,7 +80,12 @@ describe('measureStatementLocks on the sample schema', () => {
     { sql: 'LOCK TABLE accounts IN SHARE MODE', expect: ['accounts|ShareLock'] },
     {
       sql: 'TRUNCATE transfers',
-      expect: ['toast(transfers) index|AccessExclusiveLock', 'toast(transfers)|AccessExclusiveLock', 'transfers_pkey|AccessExclusiveLock', 'transfers|AccessExclusiveLock'],
+      expect: [
+        'toast(transfers) index|AccessExclusiveLock',
+        'toast(transfers)|AccessExclusiveLock',
+        'transfers_pkey|AccessExclusiveLock',
+        'transfers|AccessExclusiveLock',
+      ],
     },
     {
       sql: 'ALTER TABLE transfers ADD FOREIGN KEY (to_id) REFERENCES accounts (id) NOT VALID',

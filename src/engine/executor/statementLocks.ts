@@ -114,7 +114,9 @@ export async function measureStatementLocks(ex: PgliteExecutor, schema: string, 
   const sample = r.results.at(-2)?.rows ?? [];
   const scan = r.results.at(-1)?.rows ?? [];
   const xids = new Set(sample.filter(([locktype]) => locktype === 'transactionid').map((row) => Number(row[3])));
-  const relLocks = sample.filter(([locktype]) => locktype === 'relation').map(([, rel, mode]) => ({ oid: Number(rel), mode: mode as LockMode }));
+  const relLocks = sample
+    .filter(([locktype]) => locktype === 'relation')
+    .map(([, rel, mode]) => ({ oid: Number(rel), mode: mode as LockMode }));
   const names = await ex.must(namesSql([...new Set(relLocks.map((l) => l.oid))]));
   const { touched } = await decodeTuples(ex, scan, xids, xids);
   await ex.run('ROLLBACK');

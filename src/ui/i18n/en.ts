@@ -656,8 +656,10 @@ export const en = {
         "SET lock_timeout = '2s' before it and retry on 55P03: a waiting DDL queues every later SELECT behind it, and the timeout turns the hang into an error you can retry (course, lock_timeout).",
     } satisfies Record<Alternative, string>,
     errors: {
-      syntaxStatement: (line: number, column: number, message: string) => `The statement does not parse (line ${line}, column ${column}): ${message}`,
-      syntaxSchema: (line: number, column: number, message: string) => `The schema does not parse (line ${line}, column ${column}): ${message}`,
+      syntaxStatement: (line: number, column: number, message: string) =>
+        `The statement does not parse (line ${line}, column ${column}): ${message}`,
+      syntaxSchema: (line: number, column: number, message: string) =>
+        `The schema does not parse (line ${line}, column ${column}): ${message}`,
       empty: 'Type a statement first.',
       transactionControl: 'Leave out BEGIN, COMMIT, ROLLBACK and savepoints: the page runs the statement in its own transaction block.',
       schemaFailed: (message: string, sqlstate: string) => `The schema failed: ${message} (SQLSTATE ${sqlstate}).`,

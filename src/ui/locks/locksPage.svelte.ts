@@ -3,30 +3,12 @@
  * time to the engine Worker through EngineClient (so the watchdog's countdown and restart apply),
  * and the report the page shows. The logic is in model/statementLocks.ts.
  */
-import { EngineClient, type LocksOutcome, type WorkerLike } from '../../worker/client';
-import { watchdog } from '../state/watchdog.svelte';
+import type { LocksEngine } from './engine';
 import { SAMPLE_SCHEMA, firstLine, locksReport, type LocksReport } from '../model/statementLocks';
-
-/** What the page needs from the engine (a fake in component tests). */
-export interface LocksEngine {
-  locks(schema: string, sql: string): Promise<LocksOutcome>;
-  dispose(): void;
-}
-
-/** The bundled engine Worker behind an EngineClient, or null where Workers do not exist (jsdom). */
-export function defaultLocksEngine(): LocksEngine | null {
-  if (typeof Worker === 'undefined') return null;
-  return new EngineClient({
-    createWorker: () => new Worker(new URL('../../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike,
-    onOverdue: (o) => (watchdog.overdue = o),
-  });
-}
 
 /** What the last run came to: a report, or the watchdog stopping it. */
 export type LocksView =
-  | { kind: 'report'; report: LocksReport }
-  | { kind: 'stopped'; limitMs: number; afterMs?: number }
-  | { kind: 'crashed'; reason: string };
+  { kind: 'report'; report: LocksReport } | { kind: 'stopped'; limitMs: number; afterMs?: number } | { kind: 'crashed'; reason: string };
 
 /** The page's state. */
 export class LocksPage {
@@ -49,7 +31,8 @@ export class LocksPage {
         const report = locksReport(out.answer);
         this.selected = report.kind === 'locks' ? firstLine(report.lines) : 0;
         this.view = { kind: 'report', report };
-      } else if (out.kind === 'stopped') this.view = { kind: 'stopped', limitMs: out.limitMs, ...(out.afterMs !== undefined ? { afterMs: out.afterMs } : {}) };
+      } else if (out.kind === 'stopped')
+        this.view = { kind: 'stopped', limitMs: out.limitMs, ...(out.afterMs !== undefined ? { afterMs: out.afterMs } : {}) };
       else this.view = { kind: 'crashed', reason: out.reason };
     } catch (e) {
       this.view = { kind: 'crashed', reason: e instanceof Error ? e.message : String(e) };

@@ -2,7 +2,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadModule, parseSync } from 'libpg-query';
 import { LOCK_CONFLICTS, TABLE_LOCK_MODES } from '../../engine/locks/modes';
 import type { LockMode } from '../../engine/locks/types';
-import { alternatives, conflictLights, documentedLocks, everydayConflicts, firstLine, locksReport, type LockLine } from './statementLocks';
+import {
+  alternatives,
+  conflictLights,
+  documentedLocks,
+  everydayConflicts,
+  firstLine,
+  locksReport,
+  type LockLine,
+  type LocksReport,
+} from './statementLocks';
+import type { LocksAnswer } from '../../worker/protocol';
 import { cellKey } from './matrix';
 
 beforeAll(() => loadModule());
@@ -18,7 +28,10 @@ describe('everydayConflicts', () => {
     ['ShareLock', ['dml', 'vacuum', 'createIndexConcurrently', 'createTrigger', 'alterTable']],
     ['ShareRowExclusiveLock', ['dml', 'vacuum', 'createIndexConcurrently', 'createIndex', 'createTrigger', 'alterTable']],
     ['ExclusiveLock', ['forUpdate', 'dml', 'vacuum', 'createIndexConcurrently', 'createIndex', 'createTrigger', 'alterTable']],
-    ['AccessExclusiveLock', ['select', 'forUpdate', 'dml', 'vacuum', 'createIndexConcurrently', 'createIndex', 'createTrigger', 'alterTable']],
+    [
+      'AccessExclusiveLock',
+      ['select', 'forUpdate', 'dml', 'vacuum', 'createIndexConcurrently', 'createIndex', 'createTrigger', 'alterTable'],
+    ],
   ])('%s blocks %j, and is blocked by the same', (mode, blocks) => {
     expect(everydayConflicts(mode)).toEqual({ blocks, blockedBy: blocks });
   });
@@ -35,12 +48,24 @@ describe('conflictLights', () => {
 
 describe('documentedLocks', () => {
   it.each<[string, ReturnType<typeof documentedLocks>]>([
-    ['CREATE INDEX CONCURRENTLY ON accounts (balance)', [{ relation: 'accounts', role: 'table', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }]],
+    [
+      'CREATE INDEX CONCURRENTLY ON accounts (balance)',
+      [{ relation: 'accounts', role: 'table', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }],
+    ],
     ['CREATE INDEX ON accounts (balance)', null],
-    ['REINDEX TABLE CONCURRENTLY accounts', [{ relation: 'accounts', role: 'table', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }]],
-    ['REINDEX (VERBOSE) INDEX CONCURRENTLY s.accounts_pkey', [{ relation: 's.accounts_pkey', role: 'index', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }]],
+    [
+      'REINDEX TABLE CONCURRENTLY accounts',
+      [{ relation: 'accounts', role: 'table', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }],
+    ],
+    [
+      'REINDEX (VERBOSE) INDEX CONCURRENTLY s.accounts_pkey',
+      [{ relation: 's.accounts_pkey', role: 'index', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }],
+    ],
     ['REINDEX TABLE accounts', null],
-    ['DROP INDEX CONCURRENTLY accounts_balance_idx', [{ relation: 'accounts_balance_idx', role: 'index', mode: 'ShareUpdateExclusiveLock', source: 'sql-dropindex' }]],
+    [
+      'DROP INDEX CONCURRENTLY accounts_balance_idx',
+      [{ relation: 'accounts_balance_idx', role: 'index', mode: 'ShareUpdateExclusiveLock', source: 'sql-dropindex' }],
+    ],
     ['VACUUM accounts', [{ relation: 'accounts', role: 'table', mode: 'ShareUpdateExclusiveLock', source: 'explicit-locking' }]],
     [
       'VACUUM (FULL, ANALYZE) accounts, transfers',
@@ -52,7 +77,10 @@ describe('documentedLocks', () => {
     ['VACUUM FULL', [{ relation: null, role: 'each-table', mode: 'AccessExclusiveLock', source: 'explicit-locking' }]],
     ['ANALYZE accounts', null],
     ['CLUSTER', [{ relation: null, role: 'each-table', mode: 'AccessExclusiveLock', source: 'explicit-locking' }]],
-    ['ALTER TABLE p DETACH PARTITION c CONCURRENTLY', [{ relation: 'p', role: 'partitioned-table', mode: 'ShareUpdateExclusiveLock', source: 'sql-altertable' }]],
+    [
+      'ALTER TABLE p DETACH PARTITION c CONCURRENTLY',
+      [{ relation: 'p', role: 'partitioned-table', mode: 'ShareUpdateExclusiveLock', source: 'sql-altertable' }],
+    ],
     ['ALTER TABLE p DETACH PARTITION c', null],
     ['CREATE DATABASE x', null],
   ])('%s', (sql, expected) => expect(documentedLocks(tree(sql))).toEqual(expected));
@@ -119,11 +147,18 @@ describe('locksReport', () => {
     });
   });
 
-  it.each([
-    [{ kind: 'empty' } as const, { kind: 'empty' }],
-    [{ kind: 'syntax', where: 'schema', problem: { message: 'm', line: 2, column: 3 } } as const, { kind: 'syntax', where: 'schema', message: 'm', line: 2, column: 3 }],
+  it.each<[LocksAnswer, LocksReport]>([
+    [{ kind: 'empty' }, { kind: 'empty' }],
     [
-      { kind: 'result', statements: [], result: { outcome: 'failed', error: { severity: 'ERROR', sqlstate: '42P01', message: 'x', hint: 'h' } } } as const,
+      { kind: 'syntax', where: 'schema', problem: { message: 'm', line: 2, column: 3 } },
+      { kind: 'syntax', where: 'schema', message: 'm', line: 2, column: 3 },
+    ],
+    [
+      {
+        kind: 'result',
+        statements: [],
+        result: { outcome: 'failed', error: { severity: 'ERROR', sqlstate: '42P01', message: 'x', hint: 'h' } },
+      },
       { kind: 'failed', sqlstate: '42P01', message: 'x', hint: 'h' },
     ],
   ])('%o', (answer, expected) => expect(locksReport(answer)).toEqual(expected));

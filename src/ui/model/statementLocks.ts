@@ -140,12 +140,21 @@ export function documentedLocks(stmt: unknown): DocumentedLock[] | null {
     case 'VacuumStmt': {
       if (!body.is_vacuumcmd) return null;
       const mode: LockMode = hasOption(body, 'options', 'full') ? 'AccessExclusiveLock' : 'ShareUpdateExclusiveLock';
-      const rels = ((body.rels as { VacuumRelation?: { relation?: unknown } }[] | undefined) ?? []).map((r) => relname(r.VacuumRelation?.relation));
+      const rels = ((body.rels as { VacuumRelation?: { relation?: unknown } }[] | undefined) ?? []).map((r) =>
+        relname(r.VacuumRelation?.relation),
+      );
       if (!rels.length) return [{ relation: null, role: 'each-table', mode, source: 'explicit-locking' }];
       return rels.map((relation) => ({ relation, role: 'table', mode, source: 'explicit-locking' }));
     }
     case 'ClusterStmt':
-      return [{ relation: relname(body.relation), role: body.relation ? 'table' : 'each-table', mode: 'AccessExclusiveLock', source: 'explicit-locking' }];
+      return [
+        {
+          relation: relname(body.relation),
+          role: body.relation ? 'table' : 'each-table',
+          mode: 'AccessExclusiveLock',
+          source: 'explicit-locking',
+        },
+      ];
     case 'AlterTableStmt': {
       const detach = alterCmds(body).find((c) => c.subtype === 'AT_DetachPartition');
       if (!(detach?.def as { PartitionCmd?: { concurrent?: boolean } } | undefined)?.PartitionCmd?.concurrent) return null;
@@ -183,7 +192,12 @@ export function alternatives(stmts: readonly unknown[], modes: readonly LockMode
     if (kind === 'AlterTableStmt')
       for (const cmd of alterCmds(body)) {
         const c = (cmd.def as { Constraint?: Node } | undefined)?.Constraint;
-        if (cmd.subtype === 'AT_AddConstraint' && c && (c.contype === 'CONSTR_FOREIGN' || c.contype === 'CONSTR_CHECK') && !c.skip_validation)
+        if (
+          cmd.subtype === 'AT_AddConstraint' &&
+          c &&
+          (c.contype === 'CONSTR_FOREIGN' || c.contype === 'CONSTR_CHECK') &&
+          !c.skip_validation
+        )
           out.add('not-valid-validate');
       }
   }

@@ -13,7 +13,8 @@ async function ask(ctx: FlowContext, sql: string): Promise<void> {
   await ctx.byTestId('locks-input').fill(sql);
   await ctx.byTestId('locks-run').click();
   await waitFor(
-    async () => (await ctx.byTestId('locks-run').isEnabled()) && (await ctx.byTestId('locks-result').or(ctx.byTestId('locks-error')).count()) > 0,
+    async () =>
+      (await ctx.byTestId('locks-run').isEnabled()) && (await ctx.byTestId('locks-result').or(ctx.byTestId('locks-error')).count()) > 0,
     `no answer for ${sql}`,
     40_000,
   );
@@ -23,7 +24,11 @@ async function ask(ctx: FlowContext, sql: string): Promise<void> {
 async function rows(ctx: FlowContext): Promise<{ relation: string | null; mode: string | null; source: string | null }[]> {
   const out = [];
   for (const r of await ctx.byTestId('locks-row').all())
-    out.push({ relation: await r.getAttribute('data-relation'), mode: await r.getAttribute('data-mode'), source: await r.getAttribute('data-source') });
+    out.push({
+      relation: await r.getAttribute('data-relation'),
+      mode: await r.getAttribute('data-mode'),
+      source: await r.getAttribute('data-source'),
+    });
   return out;
 }
 
@@ -46,7 +51,10 @@ async function expectLock(ctx: FlowContext, relation: string, mode: LockMode, sq
   const l = await lit(ctx);
   assert(l.row.length === 1 && l.row[0] === sqlName, `lit matrix row: ${JSON.stringify(l.row)}, expected ${sqlName}`);
   const want = [...LOCK_CONFLICTS[mode]].sort();
-  assert(JSON.stringify([...l.cols].sort()) === JSON.stringify(want), `lit columns ${JSON.stringify(l.cols)}, expected ${JSON.stringify(want)}`);
+  assert(
+    JSON.stringify([...l.cols].sort()) === JSON.stringify(want),
+    `lit columns ${JSON.stringify(l.cols)}, expected ${JSON.stringify(want)}`,
+  );
 }
 
 const measured: Flow = {
@@ -63,20 +71,34 @@ const measured: Flow = {
     await expectLock(ctx, 'accounts', 'AccessExclusiveLock', 'ACCESS EXCLUSIVE');
     const everyday = await ctx.byTestId('locks-everyday').locator('li[data-waits="true"]').count();
     assert(everyday === 8, `AccessExclusiveLock blocks ${everyday} of the 8 everyday statements`);
-    const alt = await ctx.byTestId('locks-alternatives').locator('li').evaluateAll((els) => els.map((e) => e.getAttribute('data-alternative')));
+    const alt = await ctx
+      .byTestId('locks-alternatives')
+      .locator('li')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-alternative')));
     assert(alt.includes('lock-timeout-retry'), `alternatives for ALTER TABLE: ${JSON.stringify(alt)}`);
     await ctx.shot('alter-en');
 
     await ask(ctx, 'CREATE INDEX ON accounts (balance)');
     await expectLock(ctx, 'accounts', 'ShareLock', 'SHARE');
-    const waits = await ctx.byTestId('locks-everyday').locator('li[data-waits="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-everyday')));
-    assert(waits.includes('dml') && !waits.includes('select') && !waits.includes('createIndex'), `ShareLock blocks: ${JSON.stringify(waits)}`);
-    const alt2 = await ctx.byTestId('locks-alternatives').locator('li').evaluateAll((els) => els.map((e) => e.getAttribute('data-alternative')));
+    const waits = await ctx
+      .byTestId('locks-everyday')
+      .locator('li[data-waits="true"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-everyday')));
+    assert(
+      waits.includes('dml') && !waits.includes('select') && !waits.includes('createIndex'),
+      `ShareLock blocks: ${JSON.stringify(waits)}`,
+    );
+    const alt2 = await ctx
+      .byTestId('locks-alternatives')
+      .locator('li')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-alternative')));
     assert(alt2.includes('create-index-concurrently'), `alternatives for CREATE INDEX: ${JSON.stringify(alt2)}`);
 
     // An UPDATE through a foreign key: the referenced account is row-locked FOR KEY SHARE.
     await ask(ctx, 'UPDATE transfers SET from_id = 3 WHERE id = 1');
-    const tuples = await ctx.byTestId('locks-tuple').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-relation')}:${e.getAttribute('data-mode')}`));
+    const tuples = await ctx
+      .byTestId('locks-tuple')
+      .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-relation')}:${e.getAttribute('data-mode')}`));
     assert(tuples.includes('accounts:ForKeyShare') && tuples.includes('transfers:NoKeyUpdate'), `row locks: ${JSON.stringify(tuples)}`);
     ctx.assertNoConsoleErrors();
   },
@@ -84,7 +106,8 @@ const measured: Flow = {
 
 const documented: Flow = {
   name: 'locks-documented',
-  title: '#/locks: CREATE INDEX CONCURRENTLY shows the documented ShareUpdateExclusiveLock, labelled; a syntax error and a failing statement say why',
+  title:
+    '#/locks: CREATE INDEX CONCURRENTLY shows the documented ShareUpdateExclusiveLock, labelled; a syntax error and a failing statement say why',
   viewport: { width: 1440, height: 900 },
   timeoutMs: 120_000,
   async run(ctx) {
