@@ -597,6 +597,7 @@ export const en = {
     run: 'Show its locks',
     running: 'Running…',
     examples: 'Try:',
+    pickExample: 'an example statement…',
     schema: 'Schema',
     schemaHint: 'Created and committed on a fresh database before each run.',
     resetSchema: 'Back to the sample schema',
