@@ -135,6 +135,25 @@ const documented: Flow = {
     await ask(ctx, 'ALTER TABLE nosuch ADD COLUMN note text');
     const failed = norm(await ctx.byTestId('locks-error').innerText());
     assert(failed.includes('relation "nosuch" does not exist') && failed.includes('42P01'), `failed statement text: "${failed}"`);
+
+    // A runaway: the watchdog's countdown appears, "Stop now" ends it, and the page goes on.
+    await ctx.byTestId('locks-input').fill('WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r');
+    await ctx.byTestId('locks-run').click();
+    await waitFor(() => ctx.byTestId('watchdog-countdown').isVisible(), 'no countdown for the runaway statement', 20_000);
+    await ctx.byTestId('watchdog-stop').click();
+    await waitFor(
+      async () => (await ctx.byTestId('locks-error').count()) > 0 && (await ctx.byTestId('locks-run').isEnabled()),
+      'no answer after Stop',
+      20_000,
+    );
+    const stopped = norm(await ctx.byTestId('locks-error').innerText());
+    assert(stopped.includes('did not finish within') && stopped.includes('was stopped'), `runaway text: "${stopped}"`);
+    await ask(ctx, 'LOCK TABLE accounts IN SHARE MODE');
+    const after = await rows(ctx);
+    assert(
+      after.some((r) => r.relation === 'accounts' && r.mode === 'ShareLock'),
+      `after the restart: ${JSON.stringify(after)}`,
+    );
     ctx.assertNoConsoleErrors();
   },
 };
