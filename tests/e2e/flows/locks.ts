@@ -93,6 +93,7 @@ const measured: Flow = {
       .locator('li')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-alternative')));
     assert(alt2.includes('create-index-concurrently'), `alternatives for CREATE INDEX: ${JSON.stringify(alt2)}`);
+    await ctx.shot('create-index-en');
 
     // An UPDATE through a foreign key: the referenced account is row-locked FOR KEY SHARE.
     await ask(ctx, 'UPDATE transfers SET from_id = 3 WHERE id = 1');
@@ -100,6 +101,7 @@ const measured: Flow = {
       .byTestId('locks-tuple')
       .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-relation')}:${e.getAttribute('data-mode')}`));
     assert(tuples.includes('accounts:ForKeyShare') && tuples.includes('transfers:NoKeyUpdate'), `row locks: ${JSON.stringify(tuples)}`);
+    await ctx.shot('update-fk-en');
     ctx.assertNoConsoleErrors();
   },
 };
