@@ -148,6 +148,16 @@ describe('measureStatementLocks on the sample schema', () => {
     });
   });
 
+  it('a trailing comment, a schema of its own run twice, and several statements in one text', async () => {
+    const own = 'CREATE SCHEMA bank; CREATE TABLE bank.accounts (id int PRIMARY KEY)';
+    for (let i = 0; i < 2; i++)
+      expect(measuredKeys(await measureStatementLocks(ex, own, 'LOCK bank.accounts -- no mode: ACCESS EXCLUSIVE'))).toEqual([
+        'bank.accounts|AccessExclusiveLock',
+      ]);
+    const two = await measureStatementLocks(ex, SAMPLE_SCHEMA, "SET lock_timeout = '1s'; CREATE INDEX ON transfers (to_id);");
+    expect(measuredKeys(two)).toEqual(['transfers_to_id_idx|AccessExclusiveLock', 'transfers|ShareLock']);
+  });
+
   // The page derives what each lock blocks from these modes: each everyday statement takes its mode.
   const everyday: Record<(typeof EVERYDAY)[number]['id'], string> = {
     select: 'SELECT * FROM accounts',

@@ -9,6 +9,7 @@ import type { PgMessage } from '../../scenario/types';
 import type { LockMode, RowLockMode } from '../locks/types';
 import { LOCK_SAMPLE_SQL, TUPLE_SCAN_SQL, decodeTuples } from './footprint';
 import { INTERNAL_SCHEMA, SHADOW_SCHEMA } from './names';
+import { SHADOW_SCHEMA as DIAG_SCHEMA } from '../diagnostics';
 import type { PgliteExecutor } from './pglite';
 
 /** The kind of relation a lock is on, from pg_class.relkind. */
@@ -96,13 +97,17 @@ const MODE_ORDER: LockMode[] = [
  */
 export async function measureStatementLocks(ex: PgliteExecutor, schema: string, sql: string): Promise<StatementLocks> {
   await ex.reset();
+  // reset() empties schema public; schemas an earlier run created go too, so the same schema text runs again.
+  const others = await ex.must(OTHER_SCHEMAS_SQL);
+  if (others.length) await ex.must(others.map(([name]) => `DROP SCHEMA ${quoteIdent(name!)} CASCADE`).join(';\n'));
   if (schema.trim()) {
     const s = await ex.run(schema);
     await ex.run('ROLLBACK');
     if (s.error) return { outcome: 'schema-failed', error: s.error };
   }
   const body = sql.trim().replace(/;\s*$/, '');
-  const r = await ex.run(`BEGIN;\n${body};\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
+  // A newline before each separator ends a trailing -- comment in the statement.
+  const r = await ex.run(`BEGIN;\n${body}\n;\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
   if (r.error) {
     await ex.run('ROLLBACK');
     if (r.error.sqlstate !== '25001') return { outcome: 'failed', error: r.error };
@@ -150,6 +155,10 @@ export async function measureStatementLocks(ex: PgliteExecutor, schema: string, 
   }
   return { outcome: 'measured', relations, rows, xid: xids.size > 0, notices: r.notices };
 }
+
+/** User schemas besides public (the system's, the engine's and the diagnostics' own are kept). */
+const OTHER_SCHEMAS_SQL = `SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname NOT IN
+  ('public', 'information_schema', '${INTERNAL_SCHEMA}', '${SHADOW_SCHEMA}', '${DIAG_SCHEMA}') AND nspname NOT LIKE 'pg\\_%'`;
 
 /** Of the given relations, those that exist. */
 function existingSql(oids: number[]): string {
