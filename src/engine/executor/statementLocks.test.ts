@@ -154,6 +154,11 @@ describe('measureStatementLocks on the sample schema', () => {
       expect(measuredKeys(await measureStatementLocks(ex, own, 'LOCK bank.accounts -- no mode: ACCESS EXCLUSIVE'))).toEqual([
         'bank.accounts|AccessExclusiveLock',
       ]);
+    const skipped = await measureStatementLocks(ex, SAMPLE_SCHEMA, 'ALTER TABLE accounts ADD COLUMN IF NOT EXISTS balance numeric');
+    expect(skipped).toMatchObject({
+      outcome: 'measured',
+      notices: [{ severity: 'NOTICE', message: 'column "balance" of relation "accounts" already exists, skipping' }],
+    });
     const two = await measureStatementLocks(ex, SAMPLE_SCHEMA, "SET lock_timeout = '1s'; CREATE INDEX ON transfers (to_id);");
     expect(measuredKeys(two)).toEqual(['transfers_to_id_idx|AccessExclusiveLock', 'transfers|ShareLock']);
   });

@@ -116,10 +116,10 @@ describe('locksReport', () => {
         ],
         rows: [],
         xid: true,
-        notices: [],
+        notices: [{ severity: 'NOTICE', sqlstate: '00000', message: 'm' }],
       },
     });
-    expect(r).toMatchObject({ kind: 'locks', measured: true, alternatives: [] });
+    expect(r).toMatchObject({ kind: 'locks', measured: true, alternatives: [], notices: ['NOTICE:  m'] });
     if (r.kind !== 'locks') throw new Error(r.kind);
     expect(r.lines.map((l) => [l.relation, l.mode, l.source, l.of])).toEqual([
       ['accounts', 'RowExclusiveLock', 'measured', undefined],

@@ -236,6 +236,8 @@ export type LocksReport =
       aloneError?: { message: string; sqlstate: string };
       lines: LockLine[];
       rows: RowLock[];
+      /** Notices and warnings PostgreSQL sent while the statement ran ("WARNING: …"). */
+      notices: string[];
       xid: boolean;
       alternatives: Alternative[];
     };
@@ -268,7 +270,15 @@ export function locksReport(answer: LocksAnswer): LocksReport {
         created: l.created,
       }));
       const held = lines.filter((l) => !l.created).map((l) => l.mode);
-      return { kind: 'locks', measured: true, lines, rows: r.rows, xid: r.xid, alternatives: alternatives(answer.statements, held) };
+      return {
+        kind: 'locks',
+        measured: true,
+        lines,
+        rows: r.rows,
+        notices: r.notices.map(noticeText),
+        xid: r.xid,
+        alternatives: alternatives(answer.statements, held),
+      };
     }
     case 'outside-block': {
       const lines: LockLine[] = answer.statements.flatMap((s) =>
@@ -288,6 +298,7 @@ export function locksReport(answer: LocksAnswer): LocksReport {
         ...(r.error ? { aloneError: { message: r.error.message, sqlstate: r.error.sqlstate } } : {}),
         lines,
         rows: [],
+        notices: r.notices.map(noticeText),
         xid: false,
         alternatives: alternatives(
           answer.statements,
@@ -296,6 +307,11 @@ export function locksReport(answer: LocksAnswer): LocksReport {
       };
     }
   }
+}
+
+/** A notice as psql prints it: "NOTICE:  message". */
+function noticeText(n: { severity: string; message: string }): string {
+  return `${n.severity}:  ${n.message}`;
 }
 
 /** The line the page selects first: the strongest lock on a relation the statement did not create. */
