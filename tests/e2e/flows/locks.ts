@@ -133,6 +133,7 @@ const documented: Flow = {
     const syntax = norm(await ctx.byTestId('locks-error').innerText());
     assert(syntax.includes('does not parse') && syntax.includes('syntax error at end of input'), `syntax error text: "${syntax}"`);
     assert((await ctx.byTestId('locks-result').count()) === 0, 'a result is shown beside the syntax error');
+    await ctx.shot('syntax-en', true);
 
     await ask(ctx, 'ALTER TABLE nosuch ADD COLUMN note text');
     const failed = norm(await ctx.byTestId('locks-error').innerText());
