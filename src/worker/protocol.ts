@@ -5,6 +5,8 @@
 import type { PlayerAction, PlayerView } from '../engine/player';
 import type { ExploreBatch } from '../scenario/explore';
 import type { StatementLocks } from '../engine/executor/statementLocks';
+
+export type { RelationLock, RowLock, StatementLocks } from '../engine/executor/statementLocks';
 import type { SyntaxProblem } from './sqlcheck';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */

@@ -6,8 +6,7 @@
  */
 import { LOCK_CONFLICTS, TABLE_LOCK_MODES, conflicts, lockModeNumber } from '../../engine/locks/modes';
 import type { LockMode } from '../../engine/locks/types';
-import type { RelationLock, RowLock, StatementLocks } from '../../engine/executor/statementLocks';
-import type { LocksAnswer } from '../../worker/protocol';
+import type { LocksAnswer, RelationLock, RowLock, StatementLocks } from '../../worker/protocol';
 import { cellKey, type MatrixLights } from './matrix';
 
 /** The sample schema: accounts, a table referencing it, and a materialized view over it (with a unique index). */

@@ -1,13 +1,13 @@
 /**
- * What a statement locks, measured in PGlite by measureStatementLocks, against what real
+ * What a statement locks, measured in PGlite by measureStatementLocks (the engine's executor), against what real
  * PostgreSQL 18 holds for the same statement on the same schema (pg_locks inside a block).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
-import { PgliteExecutor } from './pglite';
-import { measureStatementLocks, type StatementLocks } from './statementLocks';
-import { startPostgres, type PgServer } from '../../oracle/server';
-import { EVERYDAY, SAMPLE_SCHEMA } from '../../ui/model/statementLocks';
+import { PgliteExecutor } from '../../src/engine/executor/pglite';
+import { measureStatementLocks, type StatementLocks } from '../../src/engine/executor/statementLocks';
+import { startPostgres, type PgServer } from '../../src/oracle/server';
+import { EVERYDAY, SAMPLE_SCHEMA } from '../../src/ui/model/statementLocks';
 
 let ex: PgliteExecutor;
 let ownServer: PgServer | undefined;
