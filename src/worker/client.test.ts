@@ -203,3 +203,39 @@ describe('EngineClient countdown (onOverdue)', () => {
     expect(state.error).toMatch(/did not finish within 0\.03 s and was stopped at your request after [\d.]+ s/);
   });
 });
+
+describe('EngineClient locks', () => {
+  /** Answers 'locks' at once, except a statement containing "RECURSIVE" (a runaway). */
+  class LocksWorker extends FakeWorker {
+    override postMessage(message: unknown): void {
+      const req = message as Request;
+      this.received.push(req);
+      if (req.type !== 'locks') return super.postMessage(message);
+      if (req.sql.includes('RECURSIVE')) return;
+      this.deliver(req, { id: req.id, ok: true, locks: { kind: 'empty' }, timing: { handleMs: 1 } });
+    }
+  }
+
+  it('answers, and a runaway is stopped at its limit: the worker is replaced and the next request goes to the new one', async () => {
+    const workers: LocksWorker[] = [];
+    const client = new EngineClient({
+      createWorker: () => {
+        const w = new LocksWorker();
+        workers.push(w);
+        return w;
+      },
+      limits: { openMs: 80, actionMs: 30, perActionMs: 10 },
+    });
+    expect(await client.locks('', 'SELECT 1')).toEqual({ kind: 'answer', answer: { kind: 'empty' } });
+    const t0 = performance.now();
+    const stopped = await client.locks('', runaway);
+    // Once the worker answered, a request gets the action limit (not the start-up one).
+    expect(stopped).toMatchObject({ kind: 'stopped', limitMs: 40, byLearner: false });
+    expect(performance.now() - t0).toBeLessThan(80);
+    expect(workers).toHaveLength(2);
+    expect(workers[0].terminated).toBe(true);
+    expect(await client.locks('', 'SELECT 2')).toEqual({ kind: 'answer', answer: { kind: 'empty' } });
+    // The replacement worker got the next request, and nothing of the stopped one.
+    expect(workers[1].received.map((r) => r.type)).toEqual(['locks']);
+  });
+});

@@ -11,7 +11,13 @@
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
-import { isResponse, type Command, type Response, type ScenarioSource, type Timing } from './protocol';
+import { isResponse, type Command, type LocksAnswer, type Response, type ScenarioSource, type Timing } from './protocol';
+
+/** What a 'locks' request came to: the worker's answer, or the watchdog stopping it (the worker was replaced). */
+export type LocksOutcome =
+  | { kind: 'answer'; answer: LocksAnswer }
+  | { kind: 'stopped'; limitMs: number; afterMs?: number; byLearner: boolean }
+  | { kind: 'crashed'; reason: string };
 
 /** The part of the Worker API the client uses (a fake in tests). */
 export interface WorkerLike {
@@ -89,6 +95,8 @@ export class EngineClient {
   private history: PlayerAction[] = [];
   private cursor = 0;
   private overdueShown = false;
+  /** The worker has answered a 'locks' request: its PGlite is up. */
+  private warm = false;
   private cancelled: number[] = [];
   /** What each confirmed action took in the worker (ms; 0 when unknown): a rebuild replays that work again. */
   private costs: number[] = [];
@@ -106,6 +114,42 @@ export class EngineClient {
       this.costs = [];
       this.cancelled = [...cancelledSteps];
       return this.call(this.openCommand(), this.limits.openMs);
+    });
+  }
+
+  /**
+   * What `sql` locks on a fresh database holding `schema` (the #/locks page). The worker's first
+   * request also starts PGlite, so it gets the open limit. A request past its limit is stopped
+   * like any other; the worker is replaced (and an open scenario rebuilt).
+   */
+  locks(schema: string, sql: string): Promise<LocksOutcome> {
+    return this.serial(async () => {
+      const cmd: Command = { type: 'locks', schema, sql };
+      const limitMs = this.warm ? this.limits.actionMs + this.limits.perActionMs : this.limits.openMs;
+      try {
+        const r = await this.send(cmd, limitMs, !!this.opts.onOverdue);
+        if (!r.ok) throw new Error(r.message);
+        if (!('locks' in r)) throw new Error('unexpected answer from the engine worker');
+        this.warm = true;
+        return { kind: 'answer', answer: r.locks };
+      } catch (e) {
+        if (!(e instanceof WorkerLost)) throw e;
+        this.opts.onEvent?.({ type: 'watchdog', command: cmd.type, limitMs, reason: e.message });
+        this.warm = false;
+        if (this.source) await this.recover(e.message).catch(() => undefined);
+        else {
+          this.worker.terminate();
+          this.worker = this.opts.createWorker();
+        }
+        return e.stopped
+          ? {
+              kind: 'stopped',
+              limitMs,
+              ...(e.afterMs !== undefined ? { afterMs: e.afterMs } : {}),
+              byLearner: e.message.startsWith('stopped at'),
+            }
+          : { kind: 'crashed', reason: e.message };
+      }
     });
   }
 
@@ -197,6 +241,7 @@ export class EngineClient {
     const t0 = performance.now();
     this.worker.terminate();
     this.worker = this.opts.createWorker();
+    this.warm = false;
     if (!this.source) throw new Error(error);
     const history = cancelled ? [...this.history, cancelled] : this.history;
     // The stopped step is the script item at the confirmed cursor.
@@ -289,7 +334,7 @@ function cancelledAction(cmd: Command): PlayerAction | undefined {
 
 /** What a command runs, in the learner's terms. */
 function whatRuns(cmd: Command): Overdue['what'] {
-  if (cmd.type === 'action' && (cmd.action.type === 'step' || cmd.action.type === 'adhoc')) return 'statement';
+  if (cmd.type === 'locks' || (cmd.type === 'action' && (cmd.action.type === 'step' || cmd.action.type === 'adhoc'))) return 'statement';
   return cmd.type === 'action' ? 'clock' : 'engine';
 }
 

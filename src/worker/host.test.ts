@@ -64,4 +64,29 @@ describe('worker Host', () => {
       kind: 'invalid-source',
     });
   });
+
+  it('answers what a statement locks, errors as data, and leaves the open player as it was', async () => {
+    const before = stateOf(await host.handle({ id: 10, type: 'action', action: { type: 'step' } }));
+    const schema = 'CREATE TABLE accounts (id int PRIMARY KEY, balance numeric)';
+    const locks = async (id: number, sql: string, s = schema) => {
+      const r = await host.handle({ id, type: 'locks', schema: s, sql });
+      if (!r.ok || !('locks' in r)) throw new Error(`expected locks, got ${JSON.stringify(r)}`);
+      return r.locks;
+    };
+    const measured = await locks(11, 'ALTER TABLE accounts ADD COLUMN note text');
+    expect(measured).toMatchObject({ kind: 'result', statements: [{ AlterTableStmt: {} }], result: { outcome: 'measured' } });
+    if (measured.kind !== 'result' || measured.result.outcome !== 'measured') throw new Error('not measured');
+    expect(measured.result.relations).toEqual([{ relation: 'accounts', kind: 'table', mode: 'AccessExclusiveLock', created: false }]);
+    expect(await locks(12, 'ALTER TABLE accounts ADD')).toMatchObject({
+      kind: 'syntax',
+      where: 'statement',
+      problem: { line: 1, column: 25 },
+    });
+    expect(await locks(13, 'SELECT 1', 'CREATE TABLE (')).toMatchObject({ kind: 'syntax', where: 'schema' });
+    expect(await locks(14, 'BEGIN; LOCK accounts')).toEqual({ kind: 'transaction-control' });
+    expect(await locks(15, ' -- nothing')).toEqual({ kind: 'empty' });
+    // The player was rebuilt on the reset database: the next step goes on from where it was.
+    const after = stateOf(await host.handle({ id: 16, type: 'action', action: { type: 'step' } }));
+    expect(after.state.cursor).toBe(before.state.cursor + 1);
+  });
 });

@@ -11,6 +11,10 @@ import type { Spec } from '../scenario/types';
 import type { Command, Request, Response, ScenarioSource } from './protocol';
 import { SimDriver } from '../engine/simDriver';
 import { exploreBatch, invariantHolds, type ExploreBatch } from '../scenario/explore';
+import { measureStatementLocks } from '../engine/executor/statementLocks';
+import { parseSync } from 'libpg-query';
+import { syntaxProblem } from './sqlcheck';
+import type { LocksAnswer } from './protocol';
 
 /** Handles protocol requests; `handle` never throws. */
 export class Host {
@@ -47,6 +51,7 @@ export class Host {
         return { id: req.id, ok: true, pong: true, timing: timing() };
       }
       if (req.type === 'explore') return { id: req.id, ok: true, explored: await this.explore(req), timing: timing() };
+      if (req.type === 'locks') return { id: req.id, ok: true, locks: await this.locks(req), timing: timing() };
       const error = await this.run(req);
       if (!this.player) return { id: req.id, ok: false, kind: 'no-scenario', message: 'No lesson or spec is open.' };
       return { id: req.id, ok: true, state: this.player.view(error), history: [...this.player.history], timing: timing() };
@@ -79,6 +84,27 @@ export class Host {
       });
     } catch (e) {
       throw new InvalidSource(messageOf(e));
+    } finally {
+      if (this.player) await this.player.replay([...this.player.history]);
+    }
+  }
+
+  /** Measures what a statement locks on a fresh database, then rebuilds the open player (the database was reset). */
+  private async locks(cmd: Extract<Command, { type: 'locks' }>): Promise<LocksAnswer> {
+    const ex = await this.boot;
+    for (const [where, text] of [
+      ['schema', cmd.schema],
+      ['statement', cmd.sql],
+    ] as const) {
+      const problem = syntaxProblem(text);
+      if (problem) return { kind: 'syntax', where, problem };
+    }
+    const statements = (parseSync(cmd.sql) as { stmts?: { stmt: Record<string, unknown> }[] }).stmts?.map((s) => s.stmt) ?? [];
+    if (!statements.length) return { kind: 'empty' };
+    // The statement runs inside the page's own block: BEGIN, COMMIT or a savepoint would break it.
+    if (statements.some((s) => 'TransactionStmt' in s)) return { kind: 'transaction-control' };
+    try {
+      return { kind: 'result', statements, result: await measureStatementLocks(ex, cmd.schema, cmd.sql) };
     } finally {
       if (this.player) await this.player.replay([...this.player.history]);
     }

@@ -4,6 +4,10 @@
  */
 import type { PlayerAction, PlayerView } from '../engine/player';
 import type { ExploreBatch } from '../scenario/explore';
+import type { StatementLocks } from '../engine/executor/statementLocks';
+
+export type { RelationLock, RowLock, StatementLocks } from '../engine/executor/statementLocks';
+import type { SyntaxProblem } from './sqlcheck';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */
 export type ScenarioSource = { kind: 'lesson'; id: string; yaml: string } | { kind: 'spec'; text: string; permutation?: number };
@@ -22,7 +26,20 @@ export type Command =
    * Runs permutations `from` … `from + count - 1` of spec `text` (scenario lab, challenges); plays
    * nothing. `invariant`: a query run over the final data of each, its verdict in the outcome.
    */
-  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean; invariant?: string };
+  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean; invariant?: string }
+  /** What `sql` locks on a fresh database holding `schema` (the #/locks page); plays nothing. */
+  | { type: 'locks'; schema: string; sql: string };
+
+/**
+ * The answer to a 'locks' request: a text that does not parse (which one, and where), one with
+ * nothing to run or with its own transaction control, or the statements' parse trees
+ * (libpg-query's JSON, one per statement) with what PostgreSQL did.
+ */
+export type LocksAnswer =
+  | { kind: 'syntax'; where: 'schema' | 'statement'; problem: SyntaxProblem }
+  | { kind: 'empty' }
+  | { kind: 'transaction-control' }
+  | { kind: 'result'; statements: unknown[]; result: StatementLocks };
 
 export type Request = Command & { id: number };
 
@@ -37,6 +54,7 @@ export type Response =
   | { id: number; ok: true; state: PlayerView; history: PlayerAction[]; timing: Timing }
   | { id: number; ok: true; pong: true; timing: Timing }
   | { id: number; ok: true; explored: ExploreBatch; timing: Timing }
+  | { id: number; ok: true; locks: LocksAnswer; timing: Timing }
   | { id: number; ok: false; kind: FailureKind; message: string };
 
 /** Where the worker spent its time on a request (ms, measured with performance.now()). */

@@ -5,6 +5,7 @@
 import type { LockMode, RowLockStrength } from '../../engine/locks/types';
 import type { RowLockMode } from '../../engine/types';
 import type { LineOutcome, SessionStateKey } from '../model/session';
+import type { Alternative } from '../model/statementLocks';
 
 export const en = {
   langName: 'English',
@@ -601,6 +602,90 @@ export const en = {
     embedNote: 'Paste this into a blog post, a course page or a slide; it shows this scenario with a compact player.',
     copy: 'Copy',
     copied: 'Copied',
+  },
+  // #/locks: what a statement locks.
+  locksPage: {
+    nav: 'What locks?',
+    title: 'What does this statement lock?',
+    intro:
+      'Type a statement. Lockstep runs it in PostgreSQL 18 inside this page (PGlite) on the schema below, inside a transaction block, reads pg_locks and the row headers it wrote, and rolls back.',
+    statement: 'Statement',
+    run: 'Show its locks',
+    running: 'Running…',
+    examples: 'Try:',
+    pickExample: 'an example statement…',
+    schema: 'Schema',
+    schemaHint: 'Created and committed on a fresh database before each run.',
+    resetSchema: 'Back to the sample schema',
+    measured: 'Measured in PostgreSQL 18: pg_locks inside a transaction block',
+    documented: 'From the documentation, not measured',
+    inBlock: 'Runs inside a transaction block: every lock below is held until COMMIT or ROLLBACK.',
+    outsideBlock: (message: string) => `Must run on its own, outside a transaction block. PostgreSQL inside a block: “${message}” (25001).`,
+    aloneOk: 'Run on its own, it succeeded on this schema; its locks cannot be read while it runs, so they come from the documentation.',
+    aloneFailed: (message: string, sqlstate: string) => `Run on its own, it failed on this schema: ${message} (SQLSTATE ${sqlstate}).`,
+    docCite: 'PostgreSQL 18 documentation, 13.3.1 Table-Level Locks',
+    docCiteDropIndex: 'PostgreSQL 18 documentation, DROP INDEX (CONCURRENTLY)',
+    docCiteAlterTable: 'PostgreSQL 18 documentation, ALTER TABLE (DETACH PARTITION … CONCURRENTLY)',
+    noDocumented: 'The documentation names no table lock for this statement.',
+    noLocks: 'It holds no lock on any table of the schema.',
+    tableLocks: 'Table-level locks',
+    colRelation: 'Relation',
+    colMode: 'Lock (pg_locks)',
+    colBlocks: 'Blocks',
+    kinds: {
+      table: 'table',
+      'partitioned table': 'partitioned table',
+      index: 'index',
+      toast: 'TOAST table',
+      'materialized view': 'materialized view',
+      view: 'view',
+      sequence: 'sequence',
+      other: 'relation',
+      'each-table': 'each table it processes',
+      'partitioned-table': 'partitioned table',
+    },
+    of: (owner: string) => `of ${owner}`,
+    everyTable: 'every table',
+    created: 'created by the statement: no one else sees it before COMMIT',
+    select: (mode: string) => `Show what ${mode} conflicts with`,
+    conflictsTitle: (mode: string, relation: string) => `${mode} on ${relation}`,
+    matrixTitle: 'Table-level conflicts',
+    everydayTitle: 'Everyday statements on the same table',
+    everydayNote: 'The conflict table is symmetric: each statement it blocks would also block it, had it come first.',
+    waits: 'waits',
+    runs: 'runs',
+    blocksCount: (n: number, of: number) => (n === 0 ? 'nothing' : n === of ? 'everything' : `${n} of ${of}`),
+    rowLocks: 'Row locks',
+    colRow: 'Row',
+    colRowMode: 'Row lock',
+    xid: 'It got a transaction id and holds ExclusiveLock on it: whoever waits for its rows waits for that (ShareLock on transaction).',
+    alternativesTitle: 'Safer ways',
+    alternatives: {
+      'create-index-concurrently':
+        'CREATE INDEX CONCURRENTLY takes ShareUpdateExclusiveLock: reads and writes go on while the index builds (outside a transaction block; a failed build leaves an INVALID index to drop).',
+      'reindex-concurrently': 'REINDEX … CONCURRENTLY rebuilds under ShareUpdateExclusiveLock, so writes go on.',
+      'drop-index-concurrently': 'DROP INDEX CONCURRENTLY waits for the queries using the index instead of locking the table.',
+      'refresh-concurrently':
+        'REFRESH MATERIALIZED VIEW CONCURRENTLY (the view needs a unique index) takes ExclusiveLock: SELECTs on the view go on.',
+      'not-valid-validate':
+        'Add the constraint NOT VALID (a short lock, no scan), then ALTER TABLE … VALIDATE CONSTRAINT in its own transaction: it scans under ShareUpdateExclusiveLock, which writes do not wait for.',
+      'lock-timeout-retry':
+        "SET lock_timeout = '2s' before it and retry on 55P03: a waiting DDL queues every later SELECT behind it, and the timeout turns the hang into an error you can retry (course, lock_timeout).",
+    } satisfies Record<Alternative, string>,
+    errors: {
+      syntaxStatement: (line: number, column: number, message: string) =>
+        `The statement does not parse (line ${line}, column ${column}): ${message}`,
+      syntaxSchema: (line: number, column: number, message: string) =>
+        `The schema does not parse (line ${line}, column ${column}): ${message}`,
+      empty: 'Type a statement first.',
+      transactionControl: 'Leave out BEGIN, COMMIT, ROLLBACK and savepoints: the page runs the statement in its own transaction block.',
+      schemaFailed: (message: string, sqlstate: string) => `The schema failed: ${message} (SQLSTATE ${sqlstate}).`,
+      failed: (message: string, sqlstate: string) => `PostgreSQL rejected the statement on this schema: ${message} (SQLSTATE ${sqlstate}).`,
+      stopped: (limitS: number, afterS?: number) =>
+        `The statement did not finish within ${limitS} s and was stopped${afterS !== undefined ? ` after ${afterS.toFixed(1)} s` : ''}; the engine was restarted. PGlite cannot be interrupted, so a runaway statement costs a restart.`,
+      crashed: (reason: string) => `The engine stopped (${reason}); it was restarted, try again.`,
+      noEngine: 'The engine is not available here (no Web Worker).',
+    },
   },
 };
 

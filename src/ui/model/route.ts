@@ -23,6 +23,7 @@ export type Route =
   | { name: 'senior-topic'; id: string }
   | { name: 'track'; id: string }
   | { name: 'challenges'; id?: string }
+  | { name: 'locks' }
   | { name: 'dev-fixtures'; fixture: string; step: number }
   | { name: 'embed-lesson'; id: string; step: number; look: EmbedLook }
   | { name: 'embed-lab'; s?: string; look: EmbedLook }
@@ -30,7 +31,7 @@ export type Route =
 
 /**
  * Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/interview/drill`, `#/retry`,
- * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`,
+ * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/locks`, `#/dev/fixtures[/<name>[/step/<n>]]`,
  * `#/embed/lessons/<id>[/step/<n>]` and `#/embed/lab?s=<share code>` (both with optional `lang` and `theme`).
  */
 export function parseRoute(hash: string): Route {
@@ -45,6 +46,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'interview' && parts[1] === 'drill' && parts.length === 2) return { name: 'interview-drill' };
   if (parts[0] === 'interview' && parts[1] === 'topics' && parts[2] && parts.length === 3) return { name: 'senior-topic', id: parts[2] };
   if (parts[0] === 'tracks' && parts[1] && parts.length === 2) return { name: 'track', id: parts[1] };
+  if (parts[0] === 'locks' && parts.length === 1) return { name: 'locks' };
   if (parts[0] === 'challenges' && parts.length <= 2) return parts[1] ? { name: 'challenges', id: parts[1] } : { name: 'challenges' };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
@@ -88,6 +90,8 @@ export function formatRoute(route: Route): string {
       return `#/tracks/${encodeURIComponent(route.id)}`;
     case 'challenges':
       return route.id ? `#/challenges/${encodeURIComponent(route.id)}` : '#/challenges';
+    case 'locks':
+      return '#/locks';
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
     case 'embed-lesson':
