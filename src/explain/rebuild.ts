@@ -11,7 +11,8 @@ import type { CycleEdge, CycleProcess, Explanation } from './explain';
 import { namedRows, type Literal, type StatementFacts } from './statements';
 
 /** Why a scenario could not be rebuilt. */
-export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statement' | 'no-table';
+/** 'batch': a multi-row statement deadlocks inside itself, which steps of whole statements cannot replay. */
+export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statement' | 'no-table' | 'batch';
 
 /** The rebuilt scenario, the parts that are guesses, or why there is none. */
 export type Rebuild =
@@ -132,6 +133,7 @@ export function rebuildScenario(ex: Explanation, title: string): Rebuild {
   const unreadable = ex.processes.find((p) => !p.reading?.ok || !p.reading.facts || !p.sql);
   if (unreadable) return { ok: false, problem: 'unreadable-statement', name: unreadable.name };
   const facts = ex.processes.map((p) => (p.reading as { ok: true; facts: StatementFacts }).facts);
+  if (facts.some((f) => f.kind === 'insert' && f.insertRows.length > 1)) return { ok: false, problem: 'batch' };
   const tables = tablesOf(facts);
   if (!tables.size) return { ok: false, problem: 'no-table' };
   const sameRow = ex.cause.kind === 'lock-upgrade';

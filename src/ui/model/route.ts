@@ -18,11 +18,12 @@ export type Route =
   | { name: 'track'; id: string }
   | { name: 'challenges'; id?: string }
   | { name: 'dev-fixtures'; fixture: string; step: number }
+  | { name: 'explain' }
   | { name: 'not-found'; hash: string };
 
 /**
  * Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/interview/drill`, `#/retry`,
- * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`.
+ * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/dev/fixtures[/<name>[/step/<n>]]`, `#/explain`.
  */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '').replace(/^\/?/, '/');
@@ -37,6 +38,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'interview' && parts[1] === 'topics' && parts[2] && parts.length === 3) return { name: 'senior-topic', id: parts[2] };
   if (parts[0] === 'tracks' && parts[1] && parts.length === 2) return { name: 'track', id: parts[1] };
   if (parts[0] === 'challenges' && parts.length <= 2) return parts[1] ? { name: 'challenges', id: parts[1] } : { name: 'challenges' };
+  if (parts[0] === 'explain' && parts.length === 1) return { name: 'explain' };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
@@ -77,6 +79,8 @@ export function formatRoute(route: Route): string {
       return route.id ? `#/challenges/${encodeURIComponent(route.id)}` : '#/challenges';
     case 'dev-fixtures':
       return `#/dev/fixtures/${encodeURIComponent(route.fixture)}${route.step >= 0 ? `/step/${route.step}` : ''}`;
+    case 'explain':
+      return '#/explain';
     case 'not-found':
       return route.hash;
   }
