@@ -40,7 +40,8 @@ export function notices(log: ParsedLog, reports: readonly Explained[], blank: bo
   reports.forEach((r, i) => {
     for (const gap of r.explanation.gaps) out.push({ code: 'gap', report: i, gap });
   });
-  for (const b of log.bare) out.push(b.source === 'client' ? { code: 'client-only', line: b.line } : { code: 'cut-before-detail', line: b.line });
+  for (const b of log.bare)
+    out.push(b.source === 'client' ? { code: 'client-only', line: b.line } : { code: 'cut-before-detail', line: b.line });
   if (!reports.length) {
     for (const f of log.foreign) out.push({ code: 'foreign', db: f.db, line: f.line });
     if (log.lockWaits.length) out.push({ code: 'waits-only', count: log.lockWaits.length });

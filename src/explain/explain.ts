@@ -176,7 +176,11 @@ export function likelyCause(report: DeadlockReport, processes: readonly CyclePro
     return { kind: 'ddl', ...base };
   if (/FOR KEY SHARE OF/.test(report.context ?? '')) return { kind: 'fk-parent', ...base };
   if (known.some((f) => f.kind === 'insert' && (f.insertRows.length > 1 || f.onConflict))) return { kind: 'upsert-order', ...base };
-  const perProcess = known.map((f) => namedRows(f).map((r) => `${r.table}.${r.column}=${r.value.sql}`).join(','));
+  const perProcess = known.map((f) =>
+    namedRows(f)
+      .map((r) => `${r.table}.${r.column}=${r.value.sql}`)
+      .join(','),
+  );
   if (known.length >= 2 && perProcess[0] !== '' && perProcess.every((r) => r === perProcess[0])) return { kind: 'lock-upgrade', ...base };
   if (known.length >= 2 && rows.length >= 2 && new Set(perProcess).size === perProcess.length) return { kind: 'opposite-order', ...base };
   return { kind: 'unknown', ...base };

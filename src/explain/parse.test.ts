@@ -177,7 +177,11 @@ describe('parseLog: what is not a report', () => {
   it.each<{ name: string; text: string; bare?: string[]; foreign?: string[] }>([
     { name: 'pgx one-liner', text: '2026/12/01 10:15:02 transfer 17 failed: ERROR: deadlock detected (SQLSTATE 40P01)', bare: ['client'] },
     { name: 'lib/pq one-liner', text: '2026/12/01 10:15:02 transfer failed: pq: deadlock detected', bare: ['client'] },
-    { name: 'a server report cut before its DETAIL', text: '2026-12-01 10:15:02.345 UTC [4242] ERROR:  deadlock detected', bare: ['server'] },
+    {
+      name: 'a server report cut before its DETAIL',
+      text: '2026-12-01 10:15:02.345 UTC [4242] ERROR:  deadlock detected',
+      bare: ['server'],
+    },
     {
       name: 'MySQL',
       text: 'ERROR 1213 (40001): Deadlock found when trying to get lock; try restarting transaction',

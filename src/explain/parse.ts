@@ -119,9 +119,7 @@ const FIELD_KEYWORDS = [
 ];
 /** JDBC's ServerErrorMessage words its fields this way; "Where" is CONTEXT. */
 const JDBC_FIELDS: Record<string, string> = { Detail: 'DETAIL', Hint: 'HINT', Where: 'CONTEXT', Position: 'LOCATION' };
-const FIELD_RE = new RegExp(
-  `^(|.*?[\\s:\\]\\)>|,])(${FIELD_KEYWORDS.join('|')}|Detail|Hint|Where)(?:\\s*\\(\\w+\\))?:[ \\t]+(.*)$`,
-);
+const FIELD_RE = new RegExp(`^(|.*?[\\s:\\]\\)>|,])(${FIELD_KEYWORDS.join('|')}|Detail|Hint|Where)(?:\\s*\\(\\w+\\))?:[ \\t]+(.*)$`);
 const PRIMARY = new Set(['LOG', 'ERROR', 'FATAL', 'PANIC', 'WARNING', 'NOTICE', 'INFO']);
 
 const WAIT_RE = /Process (\d+) waits for (\w+) on (.+?); blocked by process (\d+)\.?$/;
@@ -145,7 +143,8 @@ export function parseLockObject(text: string): LockObject {
     return { kind: 'page', page: Number(m[1]), relation: Number(m[2]), database: Number(m[3]) };
   if ((m = /^tuple \((\d+),(\d+)\) of relation (\d+) of database (\d+)$/.exec(t)))
     return { kind: 'tuple', block: Number(m[1]), offset: Number(m[2]), relation: Number(m[3]), database: Number(m[4]) };
-  if ((m = /^speculative token (\d+) of transaction (\d+)$/.exec(t))) return { kind: 'speculative', token: Number(m[1]), xid: Number(m[2]) };
+  if ((m = /^speculative token (\d+) of transaction (\d+)$/.exec(t)))
+    return { kind: 'speculative', token: Number(m[1]), xid: Number(m[2]) };
   if ((m = /^advisory lock \[(\d+),(\d+),(\d+),(\d+)\]$/.exec(t)))
     return { kind: 'advisory', database: Number(m[1]), key1: Number(m[2]), key2: Number(m[3]), field4: Number(m[4]) };
   return { kind: 'object', text: t };

@@ -135,8 +135,16 @@ describe('rebuild: the schema and the sessions', () => {
       'CREATE TABLE accounts (id int PRIMARY KEY, balance numeric);\nINSERT INTO accounts VALUES (2, 1000), (1, 1000);',
     ]);
     expect(scenario.sessions.map((s) => s.steps.map((st) => st.sql))).toEqual([
-      ['BEGIN; UPDATE accounts SET balance = balance - 100 WHERE id = 1;', 'UPDATE accounts SET balance = balance - 100 WHERE id = 2;', 'COMMIT;'],
-      ['BEGIN; UPDATE accounts SET balance = balance - 100 WHERE id = 2;', 'UPDATE accounts SET balance = balance - 100 WHERE id = 1;', 'COMMIT;'],
+      [
+        'BEGIN; UPDATE accounts SET balance = balance - 100 WHERE id = 1;',
+        'UPDATE accounts SET balance = balance - 100 WHERE id = 2;',
+        'COMMIT;',
+      ],
+      [
+        'BEGIN; UPDATE accounts SET balance = balance - 100 WHERE id = 2;',
+        'UPDATE accounts SET balance = balance - 100 WHERE id = 1;',
+        'COMMIT;',
+      ],
     ]);
     expect(scenario.order).toBe('a1 b1 a2 b2 a3 b3');
   });
@@ -151,16 +159,20 @@ describe('rebuild: played on the simulator, the scenario deadlocks as the log sa
     { name: 'three transfers', text: THREE, size: 3 },
     { name: 'lock upgrade', text: UPGRADE, size: 2 },
     { name: 'DDL against a workload', text: DDL, size: 2 },
-  ])('$name', async ({ text, size }) => {
-    const { ex, scenario } = rebuilt(text);
-    const { failed, log } = await play(driver, scenario);
-    expect(failed).toEqual(['A:40P01']);
-    // The simulator's own report of the replay, read back: the same cycle, the victim first.
-    const [again] = explainText(log);
-    expect(reportCycle(again.report)).toHaveLength(size);
-    expect(again.processes.map((p) => [p.name, p.victim, p.sql])).toEqual(ex.processes.map((p) => [p.name, p.victim, p.sql]));
-    expect(again.edges.map((e) => [e.from, e.to, e.mode])).toEqual(ex.edges.map((e) => [e.from, e.to, e.mode]));
-  }, 60_000);
+  ])(
+    '$name',
+    async ({ text, size }) => {
+      const { ex, scenario } = rebuilt(text);
+      const { failed, log } = await play(driver, scenario);
+      expect(failed).toEqual(['A:40P01']);
+      // The simulator's own report of the replay, read back: the same cycle, the victim first.
+      const [again] = explainText(log);
+      expect(reportCycle(again.report)).toHaveLength(size);
+      expect(again.processes.map((p) => [p.name, p.victim, p.sql])).toEqual(ex.processes.map((p) => [p.name, p.victim, p.sql]));
+      expect(again.edges.map((e) => [e.from, e.to, e.mode])).toEqual(ex.edges.map((e) => [e.from, e.to, e.mode]));
+    },
+    60_000,
+  );
 });
 
 describe('rebuild from real PostgreSQL 18', () => {

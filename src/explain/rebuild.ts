@@ -16,8 +16,7 @@ export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statem
 
 /** The rebuilt scenario, the parts that are guesses, or why there is none. */
 export type Rebuild =
-  | { ok: true; scenario: LabScenario; guessed: { table: string; column: string }[] }
-  | { ok: false; problem: RebuildProblem; name?: string };
+  { ok: true; scenario: LabScenario; guessed: { table: string; column: string }[] } | { ok: false; problem: RebuildProblem; name?: string };
 
 /** A column of an inferred table. */
 interface Column {

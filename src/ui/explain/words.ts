@@ -12,7 +12,10 @@ export function edgeSentence(t: Words, e: CycleEdge): string {
   const m = e.meaning;
   switch (m.kind) {
     case 'row':
-      return (m.insert ? t.edge.insert : t.edge.row)(e.from, e.to) + (m.tuple ? t.edge.tuple(m.tuple.block, m.tuple.offset, m.tuple.relation) : '');
+      return (
+        (m.insert ? t.edge.insert : t.edge.row)(e.from, e.to) +
+        (m.tuple ? t.edge.tuple(m.tuple.block, m.tuple.offset, m.tuple.relation) : '')
+      );
     case 'tuple-queue':
       return t.edge.tupleQueue(e.from, e.to, m.block, m.offset, m.relation);
     case 'relation':

@@ -594,7 +594,8 @@ export const en = {
       'Paste an excerpt of your PostgreSQL server log: the ERROR "deadlock detected" with its DETAIL, HINT and CONTEXT lines, with any log_line_prefix. Several reports, log_lock_waits lines and the error text your application logged work too.',
     privacy: 'Nothing you paste leaves this page: it is read here, in your browser.',
     inputLabel: 'Server log excerpt',
-    placeholder: '2026-12-01 10:15:02.345 UTC [1234] ERROR:  deadlock detected\n2026-12-01 10:15:02.345 UTC [1234] DETAIL:  Process 1234 waits for …',
+    placeholder:
+      '2026-12-01 10:15:02.345 UTC [1234] ERROR:  deadlock detected\n2026-12-01 10:15:02.345 UTC [1234] DETAIL:  Process 1234 waits for …',
     run: 'Explain',
     reading: 'Reading…',
     samplesLabel: 'Or try a sample:',
@@ -624,17 +625,20 @@ export const en = {
           `Report ${n}: ${name}'s statement (pid ${pid}) does not parse (${message}); it looks cut short.`,
         'statement-hidden': (n: number, name: string, pid: number) =>
           `Report ${n}: PostgreSQL did not show ${name}'s statement (pid ${pid}): the user that hit the deadlock may not see other users' queries.`,
-        'statement-missing': (n: number, name: string, pid: number) => `Report ${n}: there is no "Process ${pid}:" line with ${name}'s statement.`,
+        'statement-missing': (n: number, name: string, pid: number) =>
+          `Report ${n}: there is no "Process ${pid}:" line with ${name}'s statement.`,
       },
     },
     dbNames: { mysql: 'MySQL', sqlserver: 'SQL Server', oracle: 'Oracle', sqlite: 'SQLite', db2: 'Db2' } as Record<string, string>,
     reportTitle: (n: number, size: number) => `Deadlock ${n}: a cycle of ${size} ${size === 1 ? 'process' : 'processes'}`,
-    reportMeta: (at: string | undefined, who: string | undefined) => [at ? `logged at ${at}` : '', who ? `by ${who}` : ''].filter(Boolean).join(' '),
+    reportMeta: (at: string | undefined, who: string | undefined) =>
+      [at ? `logged at ${at}` : '', who ? `by ${who}` : ''].filter(Boolean).join(' '),
     victimFromDetail: 'The victim is the first process of the DETAIL: the one whose deadlock check found the cycle.',
     edgesTitle: 'Who waits for whom',
     edge: {
       row: (from: string, to: string) => `${from} waits for ${to}'s transaction to end: ${to} updated or locked a row ${from} needs`,
-      insert: (from: string, to: string) => `${from} waits for ${to}'s transaction to end: ${to} inserted the same key, or locked a row ${from} needs`,
+      insert: (from: string, to: string) =>
+        `${from} waits for ${to}'s transaction to end: ${to} inserted the same key, or locked a row ${from} needs`,
       tuple: (block: number, offset: number, relation: string) => ` (row (${block},${offset}) of ${relation}, from CONTEXT)`,
       tupleQueue: (from: string, to: string, block: number, offset: number, relation: number) =>
         `${from} queues for row (${block},${offset}) of relation ${relation} behind ${to}, which is after the same row`,
@@ -667,30 +671,35 @@ export const en = {
       unknown: () => 'The statements do not match a pattern this page knows; read the cycle above edge by edge.',
     },
     fix: {
-      'opposite-order': 'Lock the rows in one order in every transaction, e.g. SELECT … WHERE id IN (…) ORDER BY id FOR UPDATE first; then no order of the transactions can form a cycle. Retry a 40P01 anyway.',
-      'fk-parent': 'Lock the parent first in the same order everywhere (SELECT … FOR NO KEY UPDATE / FOR UPDATE), or do not update the parent in the same transaction as its children.',
+      'opposite-order':
+        'Lock the rows in one order in every transaction, e.g. SELECT … WHERE id IN (…) ORDER BY id FOR UPDATE first; then no order of the transactions can form a cycle. Retry a 40P01 anyway.',
+      'fk-parent':
+        'Lock the parent first in the same order everywhere (SELECT … FOR NO KEY UPDATE / FOR UPDATE), or do not update the parent in the same transaction as its children.',
       'upsert-order': 'Sort the batch by its key before inserting, in every writer; the rows are then taken in one order.',
-      'lock-upgrade': 'Take the strongest lock you will need first: SELECT … FOR UPDATE (or FOR NO KEY UPDATE) instead of a plain or FOR SHARE read followed by UPDATE.',
+      'lock-upgrade':
+        'Take the strongest lock you will need first: SELECT … FOR UPDATE (or FOR NO KEY UPDATE) instead of a plain or FOR SHARE read followed by UPDATE.',
       ddl: 'Run DDL with a short lock_timeout and retry it, so it never waits long holding its place in the queue; keep workload transactions short.',
       advisory: 'Take advisory locks in one order (sort the keys), or use one key per transaction.',
       unknown: 'Find the two statements that take the same locks in a different order, and make them take them in one order; retry 40P01.',
     },
     rebuildTitle: 'Rebuild it as a scenario',
     rebuildIntro:
-      'The log shows only each process\'s last statement. The rebuild infers a minimal schema and rows from the statements, and before each logged statement has the process take what its waiter needs. Open it in the lab, correct it, and play it until the same deadlock happens; then apply the fix and let the explorer try every order.',
+      "The log shows only each process's last statement. The rebuild infers a minimal schema and rows from the statements, and before each logged statement has the process take what its waiter needs. Open it in the lab, correct it, and play it until the same deadlock happens; then apply the fix and let the explorer try every order.",
     rebuild: 'Open in the lab',
     guessed: (cols: string) => `Placeholder values to check in the lab: ${cols}.`,
     rebuildTitleText: (pids: string) => `Rebuilt from a deadlock log (processes ${pids})`,
     rebuildProblem: {
-      'no-statements': 'No rebuild: the report has no statements (the client\'s copy). Paste the server log\'s report.',
+      'no-statements': "No rebuild: the report has no statements (the client's copy). Paste the server log's report.",
       'open-cycle': 'No rebuild: the cycle is incomplete.',
       'unreadable-statement': (name: string) => `No rebuild: ${name}'s statement could not be read.`,
       'no-table': 'No rebuild: the statements name no table.',
-      batch: 'No rebuild: a multi-row statement deadlocks inside itself, and the lab steps whole statements. Split the batch into one statement per row in the lab to replay it.',
+      batch:
+        'No rebuild: a multi-row statement deadlocks inside itself, and the lab steps whole statements. Split the batch into one statement per row in the lab to replay it.',
     },
     lockWaitsTitle: 'Lock waits (log_lock_waits)',
     lockWait: {
-      'still-waiting': (pid: number, mode: string, object: string, ms: string) => `process ${pid} still waiting for ${mode} on ${object} after ${ms} ms`,
+      'still-waiting': (pid: number, mode: string, object: string, ms: string) =>
+        `process ${pid} still waiting for ${mode} on ${object} after ${ms} ms`,
       acquired: (pid: number, mode: string, object: string, ms: string) => `process ${pid} acquired ${mode} on ${object} after ${ms} ms`,
       'detected-deadlock': (pid: number, mode: string, object: string, ms: string) =>
         `process ${pid} found a deadlock while waiting for ${mode} on ${object} after ${ms} ms`,

@@ -32,18 +32,26 @@ async function graph(ctx: FlowContext) {
   const g = ctx.byTestId('explain-graph').first();
   await waitFor(async () => (await g.getByTestId('wfg-node').count()) > 0, 'the explain graph has no nodes');
   const nodes = await g.getByTestId('wfg-node').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
-  const victims = await g.locator('[data-testid="wfg-node"][data-victim="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
+  const victims = await g
+    .locator('[data-testid="wfg-node"][data-victim="true"]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
   const edges = await g
     .getByTestId('wfg-edge')
     .evaluateAll((els) =>
-      els.map((e) => `${e.getAttribute('data-from')}->${e.getAttribute('data-to')}${e.getAttribute('data-in-cycle') === 'true' ? ' (cycle)' : ''}`).sort(),
+      els
+        .map(
+          (e) =>
+            `${e.getAttribute('data-from')}->${e.getAttribute('data-to')}${e.getAttribute('data-in-cycle') === 'true' ? ' (cycle)' : ''}`,
+        )
+        .sort(),
     );
   return { nodes, victims, edges };
 }
 
 const explainTwo: Flow = {
   name: 'explain-two',
-  title: "explain: the course's two-transfer report (timestamp prefix) → a two-node cycle with the victim; rebuilt, it plays to 40P01 in the lab",
+  title:
+    "explain: the course's two-transfer report (timestamp prefix) → a two-node cycle with the victim; rebuilt, it plays to 40P01 in the lab",
   viewport: { width: 1440, height: 900 },
   timeoutMs: 180_000,
   async run(ctx) {
@@ -75,7 +83,13 @@ const explainTwo: Flow = {
     await ctx.byTestId('explain-rebuild').first().click();
     await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the rebuild did not open the lab');
     await waitFor(
-      async () => /loaded from the link/.test((await ctx.byTestId('lab-message').textContent().catch(() => '')) ?? ''),
+      async () =>
+        /loaded from the link/.test(
+          (await ctx
+            .byTestId('lab-message')
+            .textContent()
+            .catch(() => '')) ?? '',
+        ),
       'the lab did not load the rebuilt scenario',
     );
     await waitFor(
@@ -112,7 +126,7 @@ const explainThree: Flow = {
     assert(g.victims.join() === 'A', `victim: ${g.victims}`);
     assert(g.edges.join() === 'A->B (cycle),B->C (cycle),C->A (cycle)', `edges: ${g.edges}`);
     assert((await ctx.byTestId('explain-process').count()) === 3, 'three processes listed');
-    const meta = norm(await ctx.byTestId('explain-report').first().locator('h3').innerText());
+    const meta = norm(await ctx.byTestId('explain-report-title').first().innerText());
     assert(/app@bank/.test(meta) && /10:20:41/.test(meta), `report heading names the prefix's time and user@db: ${meta}`);
     await ctx.shot('three');
   },
@@ -126,9 +140,15 @@ const explainBad: Flow = {
     await openExplain(ctx);
     const cases: { text: string; expect: RegExp }[] = [
       { text: 'hello\nmy app is slow, please help', expect: /none of the 2 lines are a PostgreSQL deadlock report/ },
-      { text: '2026/12/01 10:15:02 transfer failed: ERROR: deadlock detected (SQLSTATE 40P01)', expect: /40P01.*server log has the whole report/ },
+      {
+        text: '2026/12/01 10:15:02 transfer failed: ERROR: deadlock detected (SQLSTATE 40P01)',
+        expect: /40P01.*server log has the whole report/,
+      },
       { text: SAMPLE_TWO_TRANSFERS.split('\n').slice(0, 2).join('\n'), expect: /cut short.*do not close a cycle/ },
-      { text: 'ERROR 1213 (40001): Deadlock found when trying to get lock; try restarting transaction', expect: /MySQL's deadlock message/ },
+      {
+        text: 'ERROR 1213 (40001): Deadlock found when trying to get lock; try restarting transaction',
+        expect: /MySQL's deadlock message/,
+      },
     ];
     for (const c of cases) {
       await explain(ctx, c.text);
@@ -162,6 +182,10 @@ const explainRuDark: Flow = {
     const overflow = await ctx.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert(overflow <= 0, `the page scrolls sideways by ${overflow} px at 390 px`);
     await ctx.shot('ru-dark-390');
+    await ctx.byTestId('explain-graph').first().scrollIntoViewIfNeeded();
+    await ctx.shot('ru-dark-390-graph', true);
+    await ctx.byTestId('explain-cause').first().scrollIntoViewIfNeeded();
+    await ctx.shot('ru-dark-390-cause', true);
     await explain(ctx, 'просто текст');
     assert(/Не понято/.test(norm(await ctx.byTestId('explain-error').innerText())), 'Russian message for garbage');
     await ctx.page.setViewportSize({ width: 1440, height: 900 });
