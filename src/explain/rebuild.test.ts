@@ -15,6 +15,7 @@ import { scenarioIssues, scenarioToSpec, type LabScenario } from '../scenario/la
 import { parseSpec } from '../scenario/spec';
 import { runSpec } from '../scenario/isolation';
 import { SimDriver } from '../engine/simDriver';
+import { exploreBatch, summarize } from '../scenario/explore';
 import { LoggingPgDriver } from '../../tests/support/serverLog';
 
 beforeAll(() => loadModule());
@@ -173,6 +174,45 @@ describe('rebuild: played on the simulator, the scenario deadlocks as the log sa
     },
     60_000,
   );
+});
+
+describe('rebuild: the fix, explored over every interleaving', () => {
+  const driver = new SimDriver();
+  afterAll(() => driver.close());
+  const probe = async () => {
+    await driver.engine!.refreshTables();
+    return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
+  };
+  const explore = async (sc: LabScenario) =>
+    summarize((await exploreBatch(scenarioToSpec(sc, { allInterleavings: true }), driver, probe, 0, 100)).outcomes);
+
+  it.each([
+    {
+      name: 'two transfers: lock both rows in id order first',
+      text: COURSE,
+      lock: 'SELECT * FROM accounts WHERE id IN (1, 2) ORDER BY id FOR UPDATE;',
+    },
+    { name: 'lock upgrade: FOR UPDATE instead of FOR SHARE', text: UPGRADE, lock: 'SELECT * FROM jobs WHERE id = 7 FOR UPDATE;' },
+  ])(
+    '$name',
+    async ({ text, lock }) => {
+      const [ex] = explainText(text);
+      const r = rebuildScenario(ex, 'rebuilt');
+      if (!r.ok || !r.fixed) throw new Error('no fixed scenario');
+      expect(r.fixed.sessions.every((s) => s.steps[0].sql.includes(lock))).toBe(true);
+      const before = await explore(r.scenario);
+      const after = await explore(r.fixed);
+      expect(before.total).toBe(20);
+      expect(before.deadlocks).toBeGreaterThan(0);
+      expect({ total: after.total, deadlocks: after.deadlocks, errors: after.errors }).toEqual({ total: 20, deadlocks: 0, errors: 0 });
+    },
+    240_000,
+  );
+
+  it('other causes leave the fix to the lab', () => {
+    const r = rebuildScenario(explainText(DDL)[0], 'rebuilt');
+    expect(r.ok && r.fixed).toBe(undefined);
+  });
 });
 
 describe('rebuild from real PostgreSQL 18', () => {

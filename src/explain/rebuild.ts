@@ -16,7 +16,14 @@ export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statem
 
 /** The rebuilt scenario, the parts that are guesses, or why there is none. */
 export type Rebuild =
-  { ok: true; scenario: LabScenario; guessed: { table: string; column: string }[] } | { ok: false; problem: RebuildProblem; name?: string };
+  | {
+      ok: true;
+      scenario: LabScenario;
+      /** The same sessions with the course's fix applied, when the fix is a change of these steps. */
+      fixed?: LabScenario;
+      guessed: { table: string; column: string }[];
+    }
+  | { ok: false; problem: RebuildProblem; name?: string };
 
 /** A column of an inferred table. */
 interface Column {
@@ -159,15 +166,53 @@ export function rebuildScenario(ex: Explanation, title: string): Rebuild {
   const commits = [ids[0], ...ids.slice(1).reverse()];
   const order = [...ids.map((i) => `${i}1`), ...ids.map((i) => `${i}2`), ...commits.map((i) => `${i}3`)].join(' ');
   const list = [...tables.values()];
+  const scenario: LabScenario = {
+    title,
+    setup: list.map(createTable),
+    teardown: list.map((t) => `DROP TABLE ${ident(t.name)};`).join(' '),
+    sessions,
+    order,
+  };
+  const fixed = fixedScenario(ex, facts, scenario);
   return {
     ok: true,
-    scenario: {
-      title,
-      setup: list.map(createTable),
-      teardown: list.map((t) => `DROP TABLE ${ident(t.name)};`).join(' '),
-      sessions,
-      order,
-    },
+    scenario,
+    ...(fixed ? { fixed } : {}),
     guessed: list.flatMap((t) => t.columns.filter(() => t.rows.size > 0).map((c) => ({ table: t.name, column: c.name }))),
   };
+}
+
+/** Literals in key order: numbers by value, anything else as text. */
+function sortedValues(values: Literal[]): Literal[] {
+  const numeric = values.every((v) => v.type === 'int' || v.type === 'numeric');
+  return [...values].sort((a, b) => (numeric ? Number(a.sql) - Number(b.sql) : a.sql < b.sql ? -1 : a.sql > b.sql ? 1 : 0));
+}
+
+/**
+ * The course's fix as a change of the rebuilt steps. Opposite order: every transaction first locks
+ * all the rows it will change, in key order (`… WHERE id IN (…) ORDER BY id FOR UPDATE`). A lock
+ * upgrade: the first read takes FOR UPDATE instead of FOR SHARE. Other causes change more than
+ * these steps (the schema, the migration's timing), so the user applies them in the lab.
+ */
+function fixedScenario(ex: Explanation, facts: StatementFacts[], sc: LabScenario): LabScenario | undefined {
+  const title = `${sc.title} + fix`;
+  if (ex.cause.kind === 'lock-upgrade') {
+    const sessions = sc.sessions.map((s) => ({
+      ...s,
+      steps: s.steps.map((st, i) => (i === 0 ? { ...st, sql: st.sql.replace(/ FOR SHARE;$/, ' FOR UPDATE;') } : st)),
+    }));
+    return { ...sc, title, sessions };
+  }
+  if (ex.cause.kind !== 'opposite-order') return undefined;
+  const rows = facts.flatMap((f) => namedRows(f));
+  const [first] = rows;
+  if (!first || rows.some((r) => r.table !== first.table || r.column !== first.column)) return undefined;
+  const values = sortedValues([...new Map(rows.map((r) => [r.value.sql, r.value])).values()]);
+  const col = ident(first.column);
+  const lockAll = `SELECT * FROM ${ident(first.table)} WHERE ${col} IN (${values.map((v) => v.sql).join(', ')}) ORDER BY ${col} FOR UPDATE;`;
+  const sessions = sc.sessions.map((s) => ({
+    ...s,
+    steps: s.steps.map((st, i) => (i === 0 ? { ...st, sql: st.sql.replace(/^BEGIN;/, `BEGIN; ${lockAll}`) } : st)),
+  }));
+  return { ...sc, title, sessions };
 }

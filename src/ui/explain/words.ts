@@ -68,6 +68,7 @@ export function causeSentence(t: Words, ex: Explanation): string {
   const keys = c.keys.join(', ');
   switch (c.kind) {
     case 'opposite-order':
+      return t.cause[c.kind](table, keys, ex.processes.length);
     case 'upsert-order':
     case 'lock-upgrade':
       return t.cause[c.kind](table, keys);

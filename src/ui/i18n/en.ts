@@ -655,10 +655,10 @@ export const en = {
     noStatement: '(not in the report)',
     causeTitle: 'Likely cause',
     fixTitle: 'The fix',
-    lessonLink: 'Lesson: ',
+    lessonLink: (title: string) => `Lesson “${title}”`,
     cause: {
-      'opposite-order': (table: string, keys: string) =>
-        `Each transaction changes several rows of ${table} (${keys}), but not in the same order: each holds a row another one needs next. Two transfers between the same accounts in opposite directions do exactly this.`,
+      'opposite-order': (table: string, keys: string, processes: number) =>
+        `Each transaction changes several rows of ${table} (${keys}), but not in the same order: each holds a row another one needs next. ${processes === 2 ? 'Two transfers between the same accounts in opposite directions do exactly this.' : `${processes} transfers around a ring of accounts (each to the next one's) do exactly this.`}`,
       'fk-parent': (table: string) =>
         `A foreign-key check: inserting or updating a child row takes FOR KEY SHARE on its parent in ${table}, while another transaction updates or locks that parent.`,
       'upsert-order': (table: string, keys: string) =>
@@ -686,6 +686,8 @@ export const en = {
     rebuildIntro:
       "The log shows only each process's last statement. The rebuild infers a minimal schema and rows from the statements, and before each logged statement has the process take what its waiter needs. Open it in the lab, correct it, and play it until the same deadlock happens; then apply the fix and let the explorer try every order.",
     rebuild: 'Open in the lab',
+    rebuildFixed: 'Open the fix in the lab',
+    fixedNote: 'The fix applied to the same sessions: in the lab, "Explore every interleaving" plays every order, and none deadlocks.',
     guessed: (cols: string) => `Placeholder values to check in the lab: ${cols}.`,
     rebuildTitleText: (pids: string) => `Rebuilt from a deadlock log (processes ${pids})`,
     rebuildProblem: {

@@ -195,4 +195,40 @@ const explainRuDark: Flow = {
   },
 };
 
-export const FLOWS: Flow[] = [explainTwo, explainThree, explainBad, explainRuDark];
+const explainFix: Flow = {
+  name: 'explain-fix-explore',
+  title: 'explain: the two transfers with the fix applied open in the lab, and its explorer finds no order that deadlocks',
+  viewport: { width: 1440, height: 900 },
+  timeoutMs: 180_000,
+  async run(ctx) {
+    await openExplain(ctx);
+    await explain(ctx, SAMPLE_TWO_TRANSFERS);
+    await ctx.byTestId('explain-rebuild-fixed').first().click();
+    await waitFor(
+      async () =>
+        /loaded from the link/.test(
+          (await ctx
+            .byTestId('lab-message')
+            .textContent()
+            .catch(() => '')) ?? '',
+        ),
+      'the lab did not load the fixed scenario',
+    );
+    await waitFor(
+      async () => (await ctx.byTestId('lab-issue').count()) === 0 && (await ctx.byTestId('lab-play').isEnabled()),
+      'the fixed scenario has problems',
+    );
+    const count = Number(await ctx.byTestId('interleavings-count').getAttribute('data-count'));
+    assert(count === 20, `the fixed scenario has ${count} interleavings, expected 20 (3 steps per session)`);
+    await ctx.byTestId('lab-explore').click();
+    const summary = ctx.byTestId('interleavings-summary');
+    await waitFor(async () => (await summary.getAttribute('data-state')) === 'finished', 'exploration did not finish', 120_000, 200);
+    const n = async (attr: string) => Number(await summary.getAttribute(attr));
+    const r = { total: await n('data-total'), deadlocks: await n('data-deadlocks'), errors: await n('data-errors') };
+    assert(r.total === 20 && r.deadlocks === 0 && r.errors === 0, `the fix explored: ${JSON.stringify(r)}`);
+    await ctx.byTestId('interleavings-summary').scrollIntoViewIfNeeded();
+    await ctx.shot('fix-explored', true);
+  },
+};
+
+export const FLOWS: Flow[] = [explainTwo, explainThree, explainBad, explainRuDark, explainFix];
