@@ -71,7 +71,9 @@ export type Gap =
   | { code: 'open-cycle'; pids: number[] }
   | { code: 'statement-syntax'; name: string; pid: number; message: string }
   | { code: 'statement-hidden'; name: string; pid: number }
-  | { code: 'statement-missing'; name: string; pid: number };
+  | { code: 'statement-missing'; name: string; pid: number }
+  /** The statement has $n parameters, whose values the report does not show. */
+  | { code: 'statement-params'; name: string; pid: number };
 
 /** A whole explanation of one report. */
 export interface Explanation {
@@ -118,6 +120,7 @@ export function explainReport(report: DeadlockReport, readings: ReadonlyMap<numb
     } else if (sql !== undefined) {
       reading = readings.get(pid);
       if (reading && !reading.ok) gaps.push({ code: 'statement-syntax', name, pid, message: reading.message ?? '' });
+      if (reading?.ok && reading.facts?.params) gaps.push({ code: 'statement-params', name, pid });
     } else if (report.statements.length) gaps.push({ code: 'statement-missing', name, pid });
     return { name, pid, victim: pid === report.victim, ...(sql !== undefined ? { sql } : {}), ...(reading ? { reading } : {}) };
   });

@@ -126,6 +126,12 @@ describe('explain: cause and edges', () => {
       .filter((l) => !/Process 5679 waits/.test(l))
       .join('\n');
     expect(explainText(open)[0].gaps).toContainEqual({ code: 'open-cycle', pids: [5679] });
+    const prepared = COURSE.replace(/balance - 100 WHERE id = \d;/g, 'balance - $1 WHERE id = $2;');
+    expect(explainText(prepared)[0].gaps).toEqual([
+      { code: 'statement-params', name: 'A', pid: 1234 },
+      { code: 'statement-params', name: 'B', pid: 5679 },
+    ]);
+    expect(rebuildScenario(explainText(prepared)[0], '')).toEqual({ ok: false, problem: 'parameters' });
   });
 });
 

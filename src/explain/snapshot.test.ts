@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseLog } from './parse';
-import { explainReport, type StatementReading } from './explain';
+import { CAUSE_LESSON, explainReport, type StatementReading } from './explain';
 import { explanationSnapshot } from './snapshot';
 import { analyze, notices } from './analyze';
 import { SAMPLE_DDL, SAMPLE_THREE, SAMPLE_TWO_TRANSFERS } from './samples';
@@ -61,5 +63,11 @@ describe('analyze: notices say what was not understood', () => {
     const a = await analyze(text, none, () => 't');
     expect(a.notices).toEqual(expected);
     expect(notices(a.log, a.reports, text.trim() === '')).toEqual(expected);
+  });
+});
+
+describe('each cause links a lesson of the course', () => {
+  it.each(Object.entries(CAUSE_LESSON))('%s → lessons/%s.yaml', (_cause, id) => {
+    expect(existsSync(join(__dirname, '..', '..', 'lessons', `${id}.yaml`))).toBe(true);
   });
 });

@@ -30,6 +30,8 @@ export interface StatementFacts {
   locking?: 'FOR UPDATE' | 'FOR NO KEY UPDATE' | 'FOR SHARE' | 'FOR KEY SHARE';
   /** pg_advisory_(xact_)lock keys called. */
   advisoryKeys: number[][];
+  /** The statement has parameters ($1, …): an application's prepared statement, its values not in the text. */
+  params: boolean;
 }
 
 type Node = Record<string, unknown>;
@@ -147,6 +149,7 @@ export function statementFacts(parse: { stmts?: { stmt?: unknown }[] }): Stateme
     insertColumns: [],
     insertRows: [],
     advisoryKeys: [],
+    params: JSON.stringify(body).includes('"ParamRef"'),
   };
   relations(body, facts.tables);
   advisoryCalls(body, facts.advisoryKeys);

@@ -56,6 +56,8 @@ export function noticeSentence(t: Words, n: Notice): string {
           return t.notice.gap['statement-hidden'](k, g.name, g.pid);
         case 'statement-missing':
           return t.notice.gap['statement-missing'](k, g.name, g.pid);
+        case 'statement-params':
+          return t.notice.gap['statement-params'](k, g.name, g.pid);
       }
     }
   }

@@ -627,6 +627,8 @@ export const en = {
           `Report ${n}: PostgreSQL did not show ${name}'s statement (pid ${pid}): the user that hit the deadlock may not see other users' queries.`,
         'statement-missing': (n: number, name: string, pid: number) =>
           `Report ${n}: there is no "Process ${pid}:" line with ${name}'s statement.`,
+        'statement-params': (n: number, name: string, pid: number) =>
+          `Report ${n}: ${name}'s statement (pid ${pid}) has parameters ($1, …) whose values the report does not show. Replace them with values above (the victim's CONTEXT "with parameters" line, if logged, has its own) and press Explain again.`,
       },
     },
     dbNames: { mysql: 'MySQL', sqlserver: 'SQL Server', oracle: 'Oracle', sqlite: 'SQLite', db2: 'Db2' } as Record<string, string>,
@@ -695,6 +697,7 @@ export const en = {
       'open-cycle': 'No rebuild: the cycle is incomplete.',
       'unreadable-statement': (name: string) => `No rebuild: ${name}'s statement could not be read.`,
       'no-table': 'No rebuild: the statements name no table.',
+      parameters: 'No rebuild: the statements have parameters ($1, …) without values.',
       batch:
         'No rebuild: a multi-row statement deadlocks inside itself, and the lab steps whole statements. Split the batch into one statement per row in the lab to replay it.',
     },
