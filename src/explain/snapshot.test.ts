@@ -6,7 +6,7 @@ import { CAUSE_LESSON, explainReport, type StatementReading } from './explain';
 import { explanationSnapshot } from './snapshot';
 import { analyze, notices } from './analyze';
 import { SAMPLE_DDL, SAMPLE_THREE, SAMPLE_TWO_TRANSFERS } from './samples';
-import { currentDeadlock, waitForGraph } from '../ui/model/graph';
+import { currentDeadlock, resourceGraph, waitForGraph } from '../ui/model/graph';
 
 const explained = (text: string) => {
   const [r] = parseLog(text).reports;
@@ -30,6 +30,16 @@ describe('explanationSnapshot: the player graph model from a report', () => {
     expect(g.edges.every((e) => e.inCycle && e.kind === 'hard')).toBe(true);
     expect(g.edges.map((e) => `${e.from}->${e.to}`)).toEqual(nodes.map((n, i) => `${n}->${nodes[(i + 1) % nodes.length]}`));
     expect(currentDeadlock(snap)?.victim).toBe('A');
+  });
+
+  it('the sessions ↔ locks view shows each transaction a process waits for and who holds it', () => {
+    const g = resourceGraph(explanationSnapshot(explained(SAMPLE_TWO_TRANSFERS)));
+    expect(g.edges.map((e) => `${e.from}->${e.to} ${e.label}`).sort()).toEqual([
+      'A->xid:5678 ShareLock',
+      'B->xid:5680 ShareLock',
+      'xid:5678->B ExclusiveLock',
+      'xid:5680->A ExclusiveLock',
+    ]);
   });
 
   it('labels edges as PostgreSQL words the lock, without the database', () => {

@@ -4,7 +4,7 @@
  * victim's statement has just failed with 40P01. Nothing here is invented beyond that moment:
  * pids, modes and objects are the log's, and a process's xid is the one its waiter waits for.
  */
-import type { EngineSnapshot, SessionSnapshot, WaitEdge } from '../engine/types';
+import type { EngineSnapshot, LockRow, SessionSnapshot, WaitEdge } from '../engine/types';
 import { TABLE_LOCK_MODES, type LockMode, type LockTag, type Xid } from '../engine/locks/types';
 import type { CycleEdge, Explanation } from './explain';
 import type { LockObject } from './parse';
@@ -37,6 +37,48 @@ export function edgeLabel(e: Pick<CycleEdge, 'mode' | 'objectText'>): string {
 }
 
 const isMode = (m: string): m is LockMode => (TABLE_LOCK_MODES as readonly string[]).includes(m);
+
+/**
+ * pg_locks rows the report implies, for the graph's sessions ↔ locks view: each waiter's request
+ * (not granted), and for a transaction wait the holder's ExclusiveLock on its own xid, which every
+ * transaction holds. Other holders' modes are not in the report, so they are left out.
+ */
+function lockRows(ex: Explanation, pidOf: ReadonlyMap<string, number>): LockRow[] {
+  const rows: LockRow[] = [];
+  const base = (session: string) => ({
+    database: null,
+    relation: null,
+    page: null,
+    tuple: null,
+    virtualxid: null,
+    transactionid: null,
+    classid: null,
+    objid: null,
+    objsubid: null,
+    virtualtransaction: '',
+    pid: pidOf.get(session) ?? 0,
+    session,
+    fastpath: false,
+    waitstart: null,
+  });
+  for (const e of ex.edges) {
+    const o = e.object;
+    const mode = isMode(e.mode) ? e.mode : 'ExclusiveLock';
+    if (o.kind === 'transaction') {
+      rows.push({ ...base(e.from), locktype: 'transactionid', transactionid: o.xid, mode, granted: false });
+      rows.push({ ...base(e.to), locktype: 'transactionid', transactionid: o.xid, mode: 'ExclusiveLock', granted: true });
+    } else if (o.kind === 'relation') {
+      rows.push({ ...base(e.from), locktype: 'relation', database: o.database, relation: String(o.relation), mode, granted: false });
+    } else if (o.kind === 'tuple') {
+      const at = { database: o.database, relation: String(o.relation), page: o.block, tuple: o.offset };
+      rows.push({ ...base(e.from), locktype: 'tuple', ...at, mode, granted: false });
+    } else if (o.kind === 'advisory') {
+      const at = { database: o.database, classid: o.key1, objid: o.key2, objsubid: o.field4 };
+      rows.push({ ...base(e.from), locktype: 'advisory', ...at, mode, granted: false });
+    }
+  }
+  return rows;
+}
 
 /** The snapshot WaitForGraph draws for an explanation. */
 export function explanationSnapshot(ex: Explanation): EngineSnapshot {
@@ -72,7 +114,7 @@ export function explanationSnapshot(ex: Explanation): EngineSnapshot {
   return {
     clockMs: 0,
     sessions,
-    locks: [],
+    locks: lockRows(ex, new Map(ex.processes.map((p) => [p.name, p.pid]))),
     edges,
     deadlock: victim && closed ? { cycle: ex.processes.map((p) => p.name), victim: victim.name, atMs: 0 } : null,
     tables: [],

@@ -120,15 +120,32 @@ const explainThree: Flow = {
   viewport: { width: 1440, height: 900 },
   async run(ctx) {
     await openExplain(ctx);
-    await explain(ctx, SAMPLE_THREE);
+    // log_lock_waits lines before the report, as the server writes them one deadlock_timeout into each wait.
+    const waits = [
+      '2026-12-01 10:20:39.100 UTC [302] app@bank LOG:  process 302 still waiting for ShareLock on transaction 901 after 1000.081 ms',
+      '2026-12-01 10:20:39.100 UTC [302] app@bank DETAIL:  Process holding the lock: 303. Wait queue: 302.',
+      '2026-12-01 10:20:39.100 UTC [302] app@bank CONTEXT:  while updating tuple (0,3) in relation "accounts"',
+      '2026-12-01 10:20:39.100 UTC [302] app@bank STATEMENT:  UPDATE accounts SET balance = balance + 1 WHERE id = 3;',
+    ];
+    await explain(ctx, [...waits, SAMPLE_THREE].join('\n'));
     const g = await graph(ctx);
     assert(g.nodes.join() === 'A,B,C', `nodes: ${g.nodes}`);
+    const lockWaits = await ctx.byTestId('explain-lock-waits').locator('li').allInnerTexts();
+    assert(
+      lockWaits.length === 1 &&
+        /process 302 still waiting for ShareLock on transaction 901 after 1000\.081 ms.*held by 303/.test(norm(lockWaits[0])),
+      `lock waits: ${lockWaits.map(norm)}`,
+    );
     assert(g.victims.join() === 'A', `victim: ${g.victims}`);
     assert(g.edges.join() === 'A->B (cycle),B->C (cycle),C->A (cycle)', `edges: ${g.edges}`);
     assert((await ctx.byTestId('explain-process').count()) === 3, 'three processes listed');
     const meta = norm(await ctx.byTestId('explain-report-title').first().innerText());
     assert(/app@bank/.test(meta) && /10:20:41/.test(meta), `report heading names the prefix's time and user@db: ${meta}`);
     await ctx.shot('three');
+    await ctx.page.setViewportSize({ width: 1280, height: 720 });
+    await ctx.byTestId('presenter-toggle').click();
+    await ctx.byTestId('explain-graph').first().scrollIntoViewIfNeeded();
+    await ctx.shot('three-presenter', true);
   },
 };
 
