@@ -135,6 +135,45 @@ describe('explain: cause and edges', () => {
   });
 });
 
+const FK = [
+  '2026-12-01 10:15:02.345 UTC [81] ERROR:  deadlock detected',
+  '2026-12-01 10:15:02.345 UTC [81] DETAIL:  Process 81 waits for ShareLock on transaction 610; blocked by process 82.',
+  '\tProcess 82 waits for ShareLock on transaction 609; blocked by process 81.',
+  '\tProcess 81: INSERT INTO orders (account_id) VALUES (1);',
+  '\tProcess 82: UPDATE accounts SET id = 10 WHERE id = 2;',
+  '2026-12-01 10:15:02.345 UTC [81] HINT:  See server log for query details.',
+  '2026-12-01 10:15:02.345 UTC [81] CONTEXT:  while locking tuple (0,1) in relation "accounts"',
+  '\tSQL statement "SELECT 1 FROM ONLY "public"."accounts" x WHERE "id" OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x"',
+].join('\n');
+
+const UPSERT = [
+  '2026-12-01 10:15:02.345 UTC [91] ERROR:  deadlock detected',
+  '2026-12-01 10:15:02.345 UTC [91] DETAIL:  Process 91 waits for ShareLock on transaction 710; blocked by process 92.',
+  '\tProcess 92 waits for ShareLock on transaction 709; blocked by process 91.',
+  "\tProcess 91: INSERT INTO stock (sku, qty) VALUES ('a', 1), ('b', 1) ON CONFLICT (sku) DO UPDATE SET qty = stock.qty + 1;",
+  "\tProcess 92: INSERT INTO stock (sku, qty) VALUES ('b', 1), ('a', 1) ON CONFLICT (sku) DO UPDATE SET qty = stock.qty + 1;",
+  '2026-12-01 10:15:02.345 UTC [91] HINT:  See server log for query details.',
+  '2026-12-01 10:15:02.345 UTC [91] CONTEXT:  while inserting index tuple (0,2) in relation "stock_pkey"',
+].join('\n');
+
+describe('explain: causes the rebuild leaves to the lab', () => {
+  it.each([
+    { name: 'a foreign-key check', text: FK, cause: 'fk-parent', problem: 'foreign-key' },
+    { name: 'an upsert batch in different key orders', text: UPSERT, cause: 'upsert-order', problem: 'batch' },
+  ])('$name → $cause, no rebuild ($problem)', ({ text, cause, problem }) => {
+    const [ex] = explainText(text);
+    expect(ex.cause.kind).toBe(cause);
+    expect(ex.edges.map((e) => e.meaning.kind)).toEqual(['row', 'row']);
+    expect(rebuildScenario(ex, '')).toEqual({ ok: false, problem });
+  });
+
+  it("reads the FK check's two-line CONTEXT: the row, then the SQL statement", () => {
+    const [ex] = explainText(FK);
+    expect(ex.report.tuple).toEqual({ action: 'locking', block: 0, offset: 1, relation: 'accounts' });
+    expect(ex.report.context).toContain('FOR KEY SHARE OF x');
+  });
+});
+
 describe('rebuild: the schema and the sessions', () => {
   it("infers the course's table, its rows and the steps each process took before its logged one", () => {
     const { scenario } = rebuilt(COURSE);

@@ -12,7 +12,8 @@ import { namedRows, type Literal, type StatementFacts } from './statements';
 
 /** Why a scenario could not be rebuilt. */
 /** 'batch': a multi-row statement deadlocks inside itself, which steps of whole statements cannot replay. */
-export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statement' | 'no-table' | 'batch' | 'parameters';
+/** 'foreign-key': the cycle runs through a foreign-key check, and the schema the rebuild infers has no foreign keys. */
+export type RebuildProblem = 'no-statements' | 'open-cycle' | 'unreadable-statement' | 'no-table' | 'batch' | 'parameters' | 'foreign-key';
 
 /** The rebuilt scenario, the parts that are guesses, or why there is none. */
 export type Rebuild =
@@ -140,6 +141,7 @@ export function rebuildScenario(ex: Explanation, title: string): Rebuild {
   if (unreadable) return { ok: false, problem: 'unreadable-statement', name: unreadable.name };
   const facts = ex.processes.map((p) => (p.reading as { ok: true; facts: StatementFacts }).facts);
   if (facts.some((f) => f.params)) return { ok: false, problem: 'parameters' };
+  if (ex.cause.kind === 'fk-parent') return { ok: false, problem: 'foreign-key' };
   if (facts.some((f) => f.kind === 'insert' && f.insertRows.length > 1)) return { ok: false, problem: 'batch' };
   const tables = tablesOf(facts);
   if (!tables.size) return { ok: false, problem: 'no-table' };
