@@ -699,7 +699,7 @@ export const en = {
       'no-table': 'No rebuild: the statements name no table.',
       parameters: 'No rebuild: the statements have parameters ($1, …) without values.',
       'foreign-key':
-        "No rebuild: the cycle runs through a foreign-key check, and the log does not show the tables' keys. Start from the lab's foreign-key template and put these statements in it.",
+        "No rebuild: the cycle runs through a foreign-key check, and the log does not show the tables' keys. Start from the foreign-key lesson's scenario in the lab and put these statements in it.",
       batch:
         'No rebuild: a multi-row statement deadlocks inside itself, and the lab steps whole statements. Split the batch into one statement per row in the lab to replay it.',
     },
