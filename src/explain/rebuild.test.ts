@@ -178,7 +178,7 @@ describe('rebuild: the schema and the sessions', () => {
   it("infers the course's table, its rows and the steps each process took before its logged one", () => {
     const { scenario } = rebuilt(COURSE);
     expect(scenario.setup).toEqual([
-      'CREATE TABLE accounts (id int PRIMARY KEY, balance numeric);\nINSERT INTO accounts VALUES (2, 1000), (1, 1000);',
+      'CREATE TABLE accounts (id int PRIMARY KEY, balance numeric);\nINSERT INTO accounts VALUES (1, 1000), (2, 1000);',
     ]);
     expect(scenario.sessions.map((s) => s.steps.map((st) => st.sql))).toEqual([
       [

@@ -96,7 +96,7 @@ function createTable(t: Table): string {
   if (!cols.length) cols.push('id int PRIMARY KEY');
   const create = `CREATE TABLE ${ident(t.name)} (${cols.join(', ')});`;
   if (!t.key || !t.rows.size) return create;
-  const rows = [...t.rows.values()].map((v) => `(${[v.sql, ...t.columns.map((c) => PLACEHOLDER[c.type])].join(', ')})`);
+  const rows = sortedValues([...t.rows.values()]).map((v) => `(${[v.sql, ...t.columns.map((c) => PLACEHOLDER[c.type])].join(', ')})`);
   return `${create}\nINSERT INTO ${ident(t.name)} VALUES ${rows.join(', ')};`;
 }
 
