@@ -66,6 +66,8 @@ export class LoggingPgDriver implements SessionDriver {
   private url = '';
   /** The last permutation's log fields (its sessions only), normalized. */
   last: { fields: string[]; waitsMs: number[] } = { fields: [], waitsMs: [] };
+  /** The last permutation's log as the server wrote it (every backend's lines, prefixes kept). */
+  lastRaw = '';
 
   /** Starts the server (deadlock_timeout and the rest stay at their defaults). */
   async start(): Promise<void> {
@@ -97,6 +99,7 @@ export class LoggingPgDriver implements SessionDriver {
   /** Reads the permutation's log (resolving relation OIDs before teardown drops them), then tears down. */
   async end(spec: Spec): Promise<void | SetupOutput[]> {
     await settle();
+    this.lastRaw = this.raw.slice(this.mark);
     const pids = this.inner.sessionPids();
     const fields = groupLogLines(this.raw.slice(this.mark)).filter((f) => pids.has(logPid(f) ?? -1));
     const relNames = await this.relationNames(fields);

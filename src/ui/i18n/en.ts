@@ -687,6 +687,135 @@ export const en = {
       noEngine: 'The engine is not available here (no Web Worker).',
     },
   },
+  // Explain area (#/explain): a pasted deadlock report, its cycle, cause, fix and rebuild.
+  explain: {
+    nav: 'Explain a deadlock',
+    title: 'Explain my deadlock',
+    intro:
+      'Paste an excerpt of your PostgreSQL server log: the ERROR "deadlock detected" with its DETAIL, HINT and CONTEXT lines, with any log_line_prefix. Several reports, log_lock_waits lines and the error text your application logged work too.',
+    privacy: 'Nothing you paste leaves this page: it is read here, in your browser.',
+    inputLabel: 'Server log excerpt',
+    placeholder:
+      '2026-12-01 10:15:02.345 UTC [1234] ERROR:  deadlock detected\n2026-12-01 10:15:02.345 UTC [1234] DETAIL:  Process 1234 waits for …',
+    run: 'Explain',
+    reading: 'Reading…',
+    samplesLabel: 'Or try a sample:',
+    sampleTwo: 'two transfers',
+    sampleThree: 'three processes',
+    sampleDdl: 'a migration',
+    understood: (reports: number, waits: number, used: number, lines: number) =>
+      `Read ${reports} deadlock ${reports === 1 ? 'report' : 'reports'}${waits ? ` and ${waits} lock-wait ${waits === 1 ? 'line' : 'lines'}` : ''} from ${used} of ${lines} lines.`,
+    notice: {
+      empty: 'Nothing to explain yet: paste the lines of a deadlock report first.',
+      notALog: (lines: number) =>
+        `Not understood: none of the ${lines} ${lines === 1 ? 'line is' : 'lines are'} a PostgreSQL deadlock report ("ERROR:  deadlock detected" followed by "DETAIL:  Process … waits for …"), a log_lock_waits line or a driver's deadlock error. Paste the lines from the ERROR through its CONTEXT.`,
+      foreign: (db: string, line: number) =>
+        `Line ${line} is ${db}'s deadlock message, not PostgreSQL's. This page reads PostgreSQL's report, which names each process, the lock it waits for and who blocks it.`,
+      clientOnly: (line: number) =>
+        `Understood: line ${line} is a deadlock (SQLSTATE 40P01) as your application saw it. Not in it: which processes took part and what they waited for. The client gets only the error; the server log has the whole report at the same moment: look for "ERROR:  deadlock detected" there and paste it with its DETAIL.`,
+      cutBeforeDetail: (line: number) =>
+        `Understood: "deadlock detected" at line ${line}. Not understood: no DETAIL follows it, so the report is cut short. Paste the lines after it too (DETAIL, HINT, CONTEXT).`,
+      waitsOnly: (count: number) =>
+        `Understood: ${count} log_lock_waits ${count === 1 ? 'line' : 'lines'} (below). There is no deadlock report among them: those waits ended without one, or the report is further on in the log.`,
+      gap: {
+        'no-statements': (n: number) =>
+          `Report ${n}: this is the client's copy of the report, without the "Process N: statement" lines only the server log has. The cycle is shown; the cause and the rebuild need the statements.`,
+        'open-cycle': (n: number, pids: string) =>
+          `Report ${n} is cut short: the "waits for" lines do not close a cycle (nothing says whom ${pids} waited for). What was read is shown; paste the whole DETAIL.`,
+        'statement-syntax': (n: number, name: string, pid: number, message: string) =>
+          `Report ${n}: ${name}'s statement (pid ${pid}) does not parse (${message}); it looks cut short.`,
+        'statement-hidden': (n: number, name: string, pid: number) =>
+          `Report ${n}: PostgreSQL did not show ${name}'s statement (pid ${pid}): the user that hit the deadlock may not see other users' queries.`,
+        'statement-missing': (n: number, name: string, pid: number) =>
+          `Report ${n}: there is no "Process ${pid}:" line with ${name}'s statement.`,
+        'statement-params': (n: number, name: string, pid: number) =>
+          `Report ${n}: ${name}'s statement (pid ${pid}) has parameters ($1, …) whose values the report does not show. Replace them with values above (the victim's CONTEXT "with parameters" line, if logged, has its own) and press Explain again.`,
+      },
+    },
+    dbNames: { mysql: 'MySQL', sqlserver: 'SQL Server', oracle: 'Oracle', sqlite: 'SQLite', db2: 'Db2' } as Record<string, string>,
+    reportTitle: (n: number, size: number) => `Deadlock ${n}: a cycle of ${size} ${size === 1 ? 'process' : 'processes'}`,
+    reportMeta: (at: string | undefined, who: string | undefined) =>
+      [at ? `logged at ${at}` : '', who ? `by ${who}` : ''].filter(Boolean).join(' '),
+    victimFromDetail: 'The victim is the first process of the DETAIL: the one whose deadlock check found the cycle.',
+    edgesTitle: 'Who waits for whom',
+    edge: {
+      row: (from: string, to: string) => `${from} waits for ${to}'s transaction to end: ${to} updated or locked a row ${from} needs`,
+      insert: (from: string, to: string) =>
+        `${from} waits for ${to}'s transaction to end: ${to} inserted the same key, or locked a row ${from} needs`,
+      tuple: (block: number, offset: number, relation: string) => ` (row (${block},${offset}) of ${relation}, from CONTEXT)`,
+      tupleQueue: (from: string, to: string, block: number, offset: number, relation: number) =>
+        `${from} queues for row (${block},${offset}) of relation ${relation} behind ${to}, which is after the same row`,
+      relation: (from: string, to: string, mode: string, relation: number, table: string | undefined) =>
+        `${from} waits for ${mode} on relation ${relation}${table ? ` (likely ${table})` : ''}: ${to} holds a lock on it that conflicts`,
+      advisory: (from: string, to: string, key: string) => `${from} waits for advisory lock (${key}), which ${to} holds`,
+      other: (from: string, to: string, mode: string, object: string) => `${from} waits for ${mode} on ${object}, which ${to} holds`,
+    },
+    processesTitle: 'Processes and their statements',
+    colProcess: 'Process',
+    colStatement: 'Statement at the time',
+    victim: 'victim: got ERROR 40P01, its transaction was rolled back',
+    survivor: 'went on once the victim was rolled back',
+    noStatement: '(not in the report)',
+    causeTitle: 'Likely cause',
+    fixTitle: 'The fix',
+    lessonLink: (title: string) => `Lesson “${title}”`,
+    cause: {
+      'opposite-order': (table: string, keys: string, processes: number) =>
+        `Each transaction changes several rows of ${table} (${keys}), but not in the same order: each holds a row another one needs next. ${processes === 2 ? 'Two transfers between the same accounts in opposite directions do exactly this.' : `${processes} transfers around a ring of accounts (each to the next one's) do exactly this.`}`,
+      'fk-parent': (table: string) =>
+        `A foreign-key check: inserting or updating a child row takes FOR KEY SHARE on its parent in ${table}, while another transaction updates or locks that parent.`,
+      'upsert-order': (table: string, keys: string) =>
+        `A batch insert or upsert into ${table} (keys ${keys}) in different key orders: each statement holds a key the other one reaches later.`,
+      'lock-upgrade': (table: string, keys: string) =>
+        `A lock upgrade on the same row of ${table} (${keys}): both transactions first read or share-locked it, then both want to change it, and each waits for the other's share lock.`,
+      ddl: (table: string) =>
+        `A table-level lock cycle: DDL (or LOCK TABLE) against ${table} and a workload that already holds locks on the tables it needs.`,
+      advisory: () => 'Advisory locks taken in different orders by different transactions.',
+      unknown: () => 'The statements do not match a pattern this page knows; read the cycle above edge by edge.',
+    },
+    fix: {
+      'opposite-order':
+        'Lock the rows in one order in every transaction, e.g. SELECT … WHERE id IN (…) ORDER BY id FOR UPDATE first; then no order of the transactions can form a cycle. Retry a 40P01 anyway.',
+      'fk-parent':
+        'Lock the parent first in the same order everywhere (SELECT … FOR NO KEY UPDATE / FOR UPDATE), or do not update the parent in the same transaction as its children.',
+      'upsert-order': 'Sort the batch by its key before inserting, in every writer; the rows are then taken in one order.',
+      'lock-upgrade':
+        'Take the strongest lock you will need first: SELECT … FOR UPDATE (or FOR NO KEY UPDATE) instead of a plain or FOR SHARE read followed by UPDATE.',
+      ddl: 'Run DDL with a short lock_timeout and retry it, so it never waits long holding its place in the queue; keep workload transactions short.',
+      advisory: 'Take advisory locks in one order (sort the keys), or use one key per transaction.',
+      unknown: 'Find the two statements that take the same locks in a different order, and make them take them in one order; retry 40P01.',
+    },
+    rebuildTitle: 'Rebuild it as a scenario',
+    rebuildIntro:
+      "The log shows only each process's last statement. The rebuild infers a minimal schema and rows from the statements, and before each logged statement has the process take what its waiter needs. Open it in the lab, correct it, and play it until the same deadlock happens; then apply the fix and let the explorer try every order.",
+    rebuild: 'Open in the lab',
+    rebuildFixed: 'Open the fix in the lab',
+    fixedNote: 'The fix applied to the same sessions: in the lab, "Explore every interleaving" plays every order, and none deadlocks.',
+    guessed: (cols: string) => `Placeholder values to check in the lab: ${cols}.`,
+    rebuildTitleText: (pids: string) => `Rebuilt from a deadlock log (processes ${pids})`,
+    rebuildProblem: {
+      'no-statements': "No rebuild: the report has no statements (the client's copy). Paste the server log's report.",
+      'open-cycle': 'No rebuild: the cycle is incomplete.',
+      'unreadable-statement': (name: string) => `No rebuild: ${name}'s statement could not be read.`,
+      'no-table': 'No rebuild: the statements name no table.',
+      parameters: 'No rebuild: the statements have parameters ($1, …) without values.',
+      'foreign-key':
+        "No rebuild: the cycle runs through a foreign-key check, and the log does not show the tables' keys. Start from the foreign-key lesson's scenario in the lab and put these statements in it.",
+      batch:
+        'No rebuild: a multi-row statement deadlocks inside itself, and the lab steps whole statements. Split the batch into one statement per row in the lab to replay it.',
+    },
+    lockWaitsTitle: 'Lock waits (log_lock_waits)',
+    lockWait: {
+      'still-waiting': (pid: number, mode: string, object: string, ms: string) =>
+        `process ${pid} still waiting for ${mode} on ${object} after ${ms} ms`,
+      acquired: (pid: number, mode: string, object: string, ms: string) => `process ${pid} acquired ${mode} on ${object} after ${ms} ms`,
+      'detected-deadlock': (pid: number, mode: string, object: string, ms: string) =>
+        `process ${pid} found a deadlock while waiting for ${mode} on ${object} after ${ms} ms`,
+      'avoided-deadlock': (pid: number, mode: string, object: string, ms: string) =>
+        `process ${pid} avoided a deadlock for ${mode} on ${object} by rearranging the queue after ${ms} ms`,
+    },
+    holders: (list: string, queue: string) => `held by ${list || '—'}; queue ${queue || '—'}`,
+  },
 };
 
 /** The dictionary shape every language provides. */

@@ -27,11 +27,12 @@ export type Route =
   | { name: 'dev-fixtures'; fixture: string; step: number }
   | { name: 'embed-lesson'; id: string; step: number; look: EmbedLook }
   | { name: 'embed-lab'; s?: string; look: EmbedLook }
+  | { name: 'explain' }
   | { name: 'not-found'; hash: string };
 
 /**
  * Parses `#/`, `#/lessons/<id>/step/<n>`, `#/lessons/<id>`, `#/lab`, `#/interview`, `#/interview/drill`, `#/retry`,
- * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/locks`, `#/dev/fixtures[/<name>[/step/<n>]]`,
+ * `#/interview/topics/<id>`, `#/tracks/<id>`, `#/challenges[/<id>]`, `#/locks`, `#/explain`, `#/dev/fixtures[/<name>[/step/<n>]]`,
  * `#/embed/lessons/<id>[/step/<n>]` and `#/embed/lab?s=<share code>` (both with optional `lang` and `theme`).
  */
 export function parseRoute(hash: string): Route {
@@ -48,6 +49,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'tracks' && parts[1] && parts.length === 2) return { name: 'track', id: parts[1] };
   if (parts[0] === 'locks' && parts.length === 1) return { name: 'locks' };
   if (parts[0] === 'challenges' && parts.length <= 2) return parts[1] ? { name: 'challenges', id: parts[1] } : { name: 'challenges' };
+  if (parts[0] === 'explain' && parts.length === 1) return { name: 'explain' };
   if (parts[0] === 'lessons' && parts[1]) {
     if (parts.length === 2) return { name: 'lesson', id: parts[1], step: 0 };
     if (parts.length === 4 && parts[2] === 'step' && /^\d+$/.test(parts[3]))
@@ -104,6 +106,8 @@ export function formatRoute(route: Route): string {
       const text = q.toString();
       return text ? `#/embed/lab?${text}` : '#/embed/lab';
     }
+    case 'explain':
+      return '#/explain';
     case 'not-found':
       return route.hash;
   }
