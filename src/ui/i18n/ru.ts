@@ -694,7 +694,7 @@ export const ru: Messages = {
   },
   // Раздел «Разбор взаимоблокировки» (#/explain).
   explain: {
-    nav: 'Разбор взаимоблокировки',
+    nav: 'Разбор лога',
     title: 'Разобрать мою взаимоблокировку',
     intro:
       'Вставьте фрагмент журнала сервера PostgreSQL: ERROR «deadlock detected» со строками DETAIL, HINT и CONTEXT, с любым log_line_prefix. Подойдут и несколько отчётов сразу, строки log_lock_waits и текст ошибки из журнала приложения.',

@@ -98,7 +98,7 @@ const en = {
 export type RetryMessages = typeof en;
 
 const ru: RetryMessages = {
-  nav: 'Ретраи',
+  nav: 'Повторы',
   title: 'Лаборатория ретраев: много воркеров, backoff с джиттером, сравнение стратегий блокировок',
   intro:
     'Каждый оператор выполняется движком (настоящий PostgreSQL в PGlite + модель блокировок) на виртуальных часах. Тот же seed — тот же результат.',

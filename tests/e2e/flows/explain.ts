@@ -195,7 +195,7 @@ const explainRuDark: Flow = {
     const cause = norm(await ctx.byTestId('explain-cause').first().innerText());
     assert(/в разном порядке/.test(cause) && /Как исправить/.test(cause), `Russian cause: ${cause}`);
     const nav = norm(await ctx.byTestId('nav-explain').innerText());
-    assert(nav === 'Разбор взаимоблокировки', `nav: ${nav}`);
+    assert(nav === 'Разбор лога', `nav: ${nav}`);
     const overflow = await ctx.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert(overflow <= 0, `the page scrolls sideways by ${overflow} px at 390 px`);
     await ctx.shot('ru-dark-390');
