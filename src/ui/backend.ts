@@ -137,7 +137,7 @@ export interface InterviewData {
   pages?: { id: string; title: LocalizedText; body: LocalizedText; lessons: string[] }[];
 }
 
-/** Where the lesson list comes from (lessons/ on disk, bundled by the lead). */
+/** Where the lesson list, the interview questions and the course come from (lessons/, bundled at build time). */
 export interface LessonCatalog {
   list(): Promise<LessonSummary[]>;
   /** The interview questions; null when the course has none yet. */
@@ -146,7 +146,7 @@ export interface LessonCatalog {
   course?(): Promise<CourseData | null>;
 }
 
-/** A catalog over a fixed array (also what main.ts uses until lessons are bundled). */
+/** A catalog over a fixed array of lessons (tests and fixtures). */
 export function staticCatalog(lessons: LessonSummary[]): LessonCatalog {
   return { list: async () => lessons.slice() };
 }

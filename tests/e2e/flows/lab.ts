@@ -1,6 +1,5 @@
 /**
- * The scenario lab, the watchdog and the retry lab as a learner meets their limits (issue 10,
- * items 10–13): drafts that are never thrown away, input limits and the parser's warnings,
+ * The scenario lab, the watchdog and the retry lab as a learner meets their limits: drafts that are never thrown away, input limits and the parser's warnings,
  * heavy work versus runaway statements, and retry defaults and charts that tell the truth.
  */
 import { assert, norm, waitFor, type FlowContext } from '../harness';

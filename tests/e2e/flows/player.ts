@@ -1,10 +1,9 @@
 /**
- * Player flows (issue 10, "What the screen gets wrong today", items 1–8): every outcome a script
- * line, a pane, the wait-for graph and the timeline show is the one the engine produced. Each
- * flow asserts on the real engine's output through the real UI, and fails on the old screens
- * (green ✓ on failed lines, the lab's lost 40P01, a terminated session shown alive, a stale
- * victim badge, unreachable timeline marks, setup noise at step 0, the lab's `clock` pane and
- * the empty broken-edge label).
+ * Player flows: every outcome a script line, a pane, the wait-for graph and the timeline show is
+ * the one the engine produced. Each flow asserts on the real engine's output through the real UI
+ * and fails on a screen that tells another story (a green ✓ on a failed line, a lost 40P01 in the
+ * lab, a terminated session shown alive, a stale victim badge, an unreachable timeline mark,
+ * setup noise at step 0, the lab's `clock` pane, an empty broken-edge label).
  */
 import type { Locator } from 'playwright-core';
 import { assert, norm, waitFor, type FlowContext } from '../harness';
