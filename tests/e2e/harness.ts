@@ -146,6 +146,23 @@ export class FlowContext {
     return this.page.locator(`[data-testid="session-pane"][data-session="${session}"]`);
   }
 
+  /** Sets the language and/or the theme through the header controls and waits until the page shows them. */
+  async setLook(look: { lang?: 'en' | 'ru'; theme?: 'light' | 'dark' }): Promise<void> {
+    if (look.lang) await this.byTestId('lang-switch').selectOption(look.lang);
+    if (look.theme) {
+      const dark = await this.page.evaluate(() => document.documentElement.dataset.theme === 'dark');
+      if (dark !== (look.theme === 'dark')) await this.byTestId('theme-toggle').click();
+    }
+    await waitFor(
+      () =>
+        this.page.evaluate(
+          ([t, l]) => (!t || (document.documentElement.dataset.theme ?? 'light') === t) && (!l || document.documentElement.lang === l),
+          [look.theme, look.lang],
+        ),
+      `theme ${look.theme ?? '(any)'} / language ${look.lang ?? '(any)'} not applied`,
+    );
+  }
+
   /** [cursor, total] from the step counter ("Step 3 of 10" / "Шаг 3 из 10"). */
   async position(): Promise<[number, number]> {
     const text = (await this.byTestId('step-position').textContent({ timeout: 2000 })) ?? '';

@@ -86,8 +86,7 @@ const labDrafts: Flow = {
     await waitFor(() => kept.isVisible(), 'restoring did not keep the scenario it replaced');
     await ctx.shot();
     // The same notice and list in Russian, dark theme.
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await waitFor(async () => (await kept.innerText()).includes('Недавние черновики'), `Russian notice: "${await kept.innerText()}"`);
     await ctx.shot('ru-dark');
   },
@@ -201,8 +200,7 @@ const watchdogCountdown: Flow = {
     assert((await banner.count()) === 0, 'the countdown stays after the statement finished');
 
     // A runaway: stop it from the countdown; the rebuild follows at once, not after the countdown.
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await ctx.submitAdHoc('B', 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r');
     await waitFor(() => banner.isVisible(), 'no countdown for the runaway statement', 20_000);
     assert((await banner.innerText()).includes('Подождать ещё'), `Russian countdown: "${norm(await banner.innerText())}"`);
@@ -338,8 +336,7 @@ const retryDefaults: Flow = {
       .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, right: el.getBoundingClientRect().right }));
     assert(fit.scroll <= fit.client && fit.right <= 1440, `results table: ${JSON.stringify(fit)}`);
     await ctx.shot();
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await waitFor(
       async () => (await ctx.byTestId('retry-y-title').first().textContent())?.includes('Взаимоблокировки'),
       'Russian axis title',
