@@ -5,16 +5,6 @@
 import { assert, norm, waitFor, type FlowContext } from '../harness';
 import type { Flow } from '../flow';
 
-/** Replaces the text of one CodeMirror field of the lab, as a user types it. */
-async function setSql(ctx: FlowContext, index: number, sql: string): Promise<void> {
-  const content = ctx.byTestId('lab-step-sql').nth(index).locator('.cm-content');
-  await content.click();
-  await ctx.page.keyboard.press('ControlOrMeta+A');
-  await ctx.page.keyboard.press('Delete');
-  await ctx.page.keyboard.insertText(sql);
-  await waitFor(async () => norm((await content.innerText()) ?? '') === norm(sql), `SQL field ${index} does not show "${sql}"`, 3000, 50);
-}
-
 async function openLab(ctx: FlowContext, hash = '#/lab'): Promise<void> {
   await ctx.page.goto(ctx.url(hash));
   await waitFor(() => ctx.byTestId('lab-editor').isVisible(), `the lab editor never appeared at ${hash.slice(0, 40)}`);
@@ -36,7 +26,7 @@ const labDrafts: Flow = {
   async run(ctx) {
     await openLab(ctx);
     await ctx.byTestId('lab-title').fill('My precious draft');
-    await setSql(ctx, 0, 'BEGIN; UPDATE t SET v = 42 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN; UPDATE t SET v = 42 WHERE id = 1;');
     // A template replaces the editor; the draft must stay recoverable.
     await ctx.byTestId('lab-template').selectOption('transfer-unordered');
     await waitFor(async () => (await title(ctx)) !== 'My precious draft', 'the template did not open');
@@ -147,7 +137,7 @@ const labLimits: Flow = {
 
     // 3. Invalid SQL is flagged by the real parser (libpg-query), with line and column, before Play.
     await ctx.byTestId('lab-blank').click();
-    await setSql(ctx, 0, 'BEGIN;\nUPDAT t SET v = 1 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN;\nUPDAT t SET v = 1 WHERE id = 1;');
     const syntax = ctx.byTestId('lab-syntax');
     await waitFor(() => syntax.isVisible(), 'invalid step SQL is not flagged before Play');
     const said = await syntax.innerText();
@@ -157,7 +147,7 @@ const labLimits: Flow = {
       'syntax warning position',
     );
     await ctx.shot('syntax');
-    await setSql(ctx, 0, 'BEGIN; UPDATE t SET v = 1 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN; UPDATE t SET v = 1 WHERE id = 1;');
     await waitFor(async () => (await syntax.count()) === 0, 'the syntax warning stays after the SQL was fixed');
 
     // 4. A 70,000-character link is "too long", not "cut off".
