@@ -99,7 +99,7 @@ describe('SessionPane', () => {
   });
 
   it('renders markup in SQL, results, notices and errors as text', async () => {
-    await loadHighlighter();
+    await loadHighlighter('sql');
     pane(hostileSnapshot, 'A', hostileScript, 0);
     pane(hostileSnapshot, 'B', hostileScript, 0);
     expect(document.querySelector('script, img')).toBeNull();
@@ -108,7 +108,7 @@ describe('SessionPane', () => {
   });
 
   it('highlights SQL in the script and the scrollback with the editor syntax classes, text unchanged', async () => {
-    await loadHighlighter();
+    await loadHighlighter('sql');
     pane(deadlockScenario.frames[4], 'A', deadlockScenario.script, 4);
     const current = document.querySelector('[aria-current="step"] code')!;
     const item = deadlockScenario.script.find((i) => i.index === 4)!;

@@ -145,7 +145,7 @@ describe('predict checkpoint', () => {
 
 describe('CodePanel', () => {
   it('keeps markup in the source as text (no script or img element is created)', async () => {
-    await loadHighlighter();
+    await loadHighlighter('ts');
     const hostile = '// <script>window.__pwned = 1</script>\nconst a = "<img src=x onerror=alert(1)>"; // &amp; </code></pre>';
     render(CodePanel, { props: { snippets: [{ id: 'x', language: 'ts', title: 'Hostile', source: hostile }] } });
     const code = screen.getByTestId('highlighted-code');

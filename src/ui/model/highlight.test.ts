@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { highlight, hlText } from './highlight';
+import { highlighterFor, hlText } from './highlight';
+import type { CodeLanguage } from '../backend';
+
+const highlight = async (source: string, language: CodeLanguage) => (await highlighterFor(language))(source);
 
 /** The classed runs of a highlight, as `class:text` strings, in order. */
-const tokens = (source: string, language: Parameters<typeof highlight>[1]) =>
-  highlight(source, language).flatMap((r) => (r.cls ? [`${r.cls}:${r.text}`] : []));
+const tokens = async (source: string, language: CodeLanguage) =>
+  (await highlight(source, language)).flatMap((r) => (r.cls ? [`${r.cls}:${r.text}`] : []));
 
 describe('highlight', () => {
   it.each([
@@ -36,8 +39,8 @@ describe('highlight', () => {
       source: 'const n: number = 40001; // retry',
       expected: ['syn-keyword:const', 'syn-type:number', 'syn-number:40001', 'syn-comment:// retry'],
     },
-  ] as const)('$language: $source', ({ language, source, expected }) => {
-    expect(tokens(source, language)).toEqual(expected);
+  ] as const)('$language: $source', async ({ language, source, expected }) => {
+    expect(await tokens(source, language)).toEqual(expected);
   });
 
   const sources = {
@@ -47,8 +50,8 @@ describe('highlight', () => {
   } as const;
   it.each(Object.entries(sources) as [keyof typeof sources, string][])(
     '%s keeps the exact source text, markup included',
-    (language, source) => {
-      const runs = highlight(source, language);
+    async (language, source) => {
+      const runs = await highlight(source, language);
       expect(hlText(runs)).toBe(source);
       expect(runs.some((r) => r.cls)).toBe(true);
       // Neighbouring runs of one class are merged, so no two runs in a row share a class.
@@ -56,7 +59,7 @@ describe('highlight', () => {
     },
   );
 
-  it('yields the plain text for a language it does not know', () => {
-    expect(highlight('x', 'cobol' as never)).toEqual([{ text: 'x' }]);
+  it('yields the plain text for a language it does not know', async () => {
+    expect(await highlight('x', 'cobol' as never)).toEqual([{ text: 'x' }]);
   });
 });

@@ -2,11 +2,9 @@
  * Syntax highlighting as data: the lab editor's own Lezer grammars (PostgreSQL from
  * @codemirror/lang-sql, Go, TypeScript) parse the source, and `syntaxClasses` turns the tree
  * into runs of text with a class. Svelte renders the runs as text nodes, so the source can
- * never become markup. Only parsers and the highlighter load here, not the editor.
+ * never become markup. Each grammar loads on first use, so a page with SQL only never loads
+ * the Go and TypeScript parsers.
  */
-import { PostgreSQL } from '@codemirror/lang-sql';
-import { parser as goParser } from '@lezer/go';
-import { parser as jsParser } from '@lezer/javascript';
 import { highlightCode } from '@lezer/highlight';
 import type { Parser } from '@lezer/common';
 import type { CodeLanguage } from '../backend';
@@ -18,19 +16,26 @@ export interface HlRun {
   cls?: string;
 }
 
-const tsParser = jsParser.configure({ dialect: 'ts' });
+/** A highlighter for one language: source in, runs out (the plain text when parsing fails). */
+export type Highlight = (source: string) => HlRun[];
 
-/** The Lezer parser for each of the lesson format's code languages. */
-const PARSERS: Readonly<Record<CodeLanguage, () => Parser>> = {
-  sql: () => PostgreSQL.language.parser,
-  go: () => goParser,
-  ts: () => tsParser,
+/** Loads the Lezer parser of each of the lesson format's code languages. */
+const PARSERS: Readonly<Record<CodeLanguage, () => Promise<Parser>>> = {
+  sql: () => import('@codemirror/lang-sql').then((m) => m.PostgreSQL.language.parser),
+  go: () => import('@lezer/go').then((m) => m.parser),
+  ts: () => import('@lezer/javascript').then((m) => m.parser.configure({ dialect: 'ts' })),
 };
 
-/** Highlights `source`; an unknown language (or a parser failure) yields the plain text. */
-export function highlight(source: string, language: CodeLanguage): HlRun[] {
-  const parser = PARSERS[language];
-  if (!parser) return [{ text: source }];
+/** The highlighter for `language` once its grammar has loaded; an unknown language gets plain text. */
+export async function highlighterFor(language: CodeLanguage): Promise<Highlight> {
+  const load = PARSERS[language];
+  if (!load) return (source) => [{ text: source }];
+  const parser = await load();
+  return (source) => highlightWith(parser, source);
+}
+
+/** Highlights `source` with `parser`; a parser failure yields the plain text. */
+export function highlightWith(parser: Parser, source: string): HlRun[] {
   try {
     const runs: HlRun[] = [];
     const put = (text: string, cls: string) => {
@@ -38,7 +43,7 @@ export function highlight(source: string, language: CodeLanguage): HlRun[] {
       if (last && (last.cls ?? '') === cls) last.text += text;
       else runs.push(cls ? { text, cls } : { text });
     };
-    highlightCode(source, parser().parse(source), syntaxClasses, put, () => put('\n', ''));
+    highlightCode(source, parser.parse(source), syntaxClasses, put, () => put('\n', ''));
     return runs;
   } catch {
     return [{ text: source }];

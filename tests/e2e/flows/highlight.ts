@@ -51,6 +51,21 @@ const panes: Flow = {
       }
     assert(seen.light['syn-keyword'] !== seen.dark['syn-keyword'], 'the dark theme keeps the light keyword colour');
 
+    // A lesson's Go snippet in the code panel: its own Lezer grammar, the same palette.
+    await ctx.openLesson('retry-backoff');
+    const code = '[data-testid="code-panel"] [data-testid="highlighted-code"]';
+    const goColours = await waitFor(async () => {
+      const c = await tokenColours(ctx, code);
+      return c['syn-keyword'] && c['syn-string'] ? c : null;
+    }, 'the Go snippet has no highlighted keyword and string');
+    assert(
+      goColours['syn-keyword'] === seen.dark['syn-keyword'],
+      `Go keyword ${goColours['syn-keyword']}, SQL keyword ${seen.dark['syn-keyword']}`,
+    );
+    await ctx.page
+      .locator('[data-testid="code-panel"]')
+      .screenshot({ path: join(outDir, 'highlight-panes-go-dark-ru.png'), animations: 'disabled' });
+
     // The lab editor (CodeMirror) colours the same tokens with the same palette.
     await ctx.page.goto(ctx.url('#/lab?template=transfer-unordered'));
     for (const theme of ['dark', 'light'] as const) {
