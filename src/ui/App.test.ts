@@ -17,6 +17,9 @@ afterEach(() => {
   location.hash = '';
 });
 
+/** Tests that load a lazy chunk (the lab's CodeMirror, the panes' SQL grammar) transform it first: slow on a busy machine. */
+const LAZY_CHUNK_MS = 20_000;
+
 describe('App', () => {
   it('lists lessons and says the engine is not connected without a backend', async () => {
     location.hash = '#/';
@@ -39,29 +42,33 @@ describe('App', () => {
     expect(screen.getAllByTestId('lesson-row')[1].textContent).toContain('Не пройден');
   });
 
-  it('plays a lesson: next / prev / reset buttons and keys, URL follows the step, progress is stored', async () => {
-    location.hash = '#/lessons/deadlock/step/0';
-    render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 0 of 10'));
-    await fireEvent.click(screen.getByTestId('step-next'));
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 1 of 10'));
-    expect(location.hash).toBe('#/lessons/deadlock/step/1');
-    await fireEvent.keyDown(window, { key: 'ArrowRight' });
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 2 of 10'));
-    await fireEvent.click(screen.getByTestId('step-prev'));
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 1 of 10'));
-    await fireEvent.keyDown(window, { key: 'r' });
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 0 of 10'));
-    // Jump by URL to the cycle, then to the end: the lesson counts as done.
-    location.hash = '#/lessons/deadlock/step/7';
-    window.dispatchEvent(new HashChangeEvent('hashchange'));
-    await waitFor(() => expect(screen.getAllByTestId('wfg-edge').every((e) => e.dataset.inCycle === 'true')).toBe(true));
-    expect(screen.getAllByTestId('session-pane').map((p) => p.dataset.state)).toEqual(['waiting', 'waiting']);
-    location.hash = '#/lessons/deadlock/step/10';
-    window.dispatchEvent(new HashChangeEvent('hashchange'));
-    await waitFor(() => expect(prefs.isDone('deadlock')).toBe(true));
-    expect(JSON.parse(localStorage.getItem('lockstep.done')!)).toEqual(['deadlock']);
-  });
+  it(
+    'plays a lesson: next / prev / reset buttons and keys, URL follows the step, progress is stored',
+    async () => {
+      location.hash = '#/lessons/deadlock/step/0';
+      render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 0 of 10'));
+      await fireEvent.click(screen.getByTestId('step-next'));
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 1 of 10'));
+      expect(location.hash).toBe('#/lessons/deadlock/step/1');
+      await fireEvent.keyDown(window, { key: 'ArrowRight' });
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 2 of 10'));
+      await fireEvent.click(screen.getByTestId('step-prev'));
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 1 of 10'));
+      await fireEvent.keyDown(window, { key: 'r' });
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 0 of 10'));
+      // Jump by URL to the cycle, then to the end: the lesson counts as done.
+      location.hash = '#/lessons/deadlock/step/7';
+      window.dispatchEvent(new HashChangeEvent('hashchange'));
+      await waitFor(() => expect(screen.getAllByTestId('wfg-edge').every((e) => e.dataset.inCycle === 'true')).toBe(true));
+      expect(screen.getAllByTestId('session-pane').map((p) => p.dataset.state)).toEqual(['waiting', 'waiting']);
+      location.hash = '#/lessons/deadlock/step/10';
+      window.dispatchEvent(new HashChangeEvent('hashchange'));
+      await waitFor(() => expect(prefs.isDone('deadlock')).toBe(true));
+      expect(JSON.parse(localStorage.getItem('lockstep.done')!)).toEqual(['deadlock']);
+    },
+    LAZY_CHUNK_MS,
+  );
 
   it('opens the shortcuts dialog with ? and closes it with Escape', async () => {
     location.hash = '#/lessons/deadlock/step/0';
@@ -74,32 +81,44 @@ describe('App', () => {
     expect(screen.queryByTestId('shortcuts-dialog')).toBeNull();
   });
 
-  it('shows the scenario lab (loaded on first visit)', async () => {
-    location.hash = '#/lab';
-    render(App, { props: { catalog, createBackend: null } });
-    expect((await screen.findByTestId('lab', {}, { timeout: 5000 })).textContent).toContain('Scenario lab');
-    expect(screen.getByTestId('lab-editor')).toBeTruthy();
-  });
-  it('shows an embed without the site header: previous / next step the lesson, the look comes from the URL for this page only', async () => {
-    location.hash = '#/embed/lessons/deadlock?lang=ru';
-    render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
-    const embed = await screen.findByTestId('embed-player', {}, { timeout: 5000 });
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
-    expect(embed.textContent).toContain('Взаимоблокировка переводов');
-    expect(document.querySelector('header.top')?.closest('.app')?.classList.contains('embed')).toBe(true);
-    expect(localStorage.getItem('lockstep.lang')).toBeNull();
-    await fireEvent.click(screen.getByTestId('step-next'));
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 1 из 10'));
-    await fireEvent.keyDown(window, { key: 'ArrowLeft' });
-    await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
-    expect(screen.getByTestId('embed-open-full').getAttribute('href')).toBe('./#/lessons/deadlock/step/0');
-    expect(location.hash).toBe('#/embed/lessons/deadlock?lang=ru');
-  });
+  it(
+    'shows the scenario lab (loaded on first visit)',
+    async () => {
+      location.hash = '#/lab';
+      render(App, { props: { catalog, createBackend: null } });
+      expect((await screen.findByTestId('lab', {}, { timeout: 5000 })).textContent).toContain('Scenario lab');
+      expect(screen.getByTestId('lab-editor')).toBeTruthy();
+    },
+    LAZY_CHUNK_MS,
+  );
+  it(
+    'shows an embed without the site header: previous / next step the lesson, the look comes from the URL for this page only',
+    async () => {
+      location.hash = '#/embed/lessons/deadlock?lang=ru';
+      render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
+      const embed = await screen.findByTestId('embed-player', {}, { timeout: 5000 });
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
+      expect(embed.textContent).toContain('Взаимоблокировка переводов');
+      expect(document.querySelector('header.top')?.closest('.app')?.classList.contains('embed')).toBe(true);
+      expect(localStorage.getItem('lockstep.lang')).toBeNull();
+      await fireEvent.click(screen.getByTestId('step-next'));
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 1 из 10'));
+      await fireEvent.keyDown(window, { key: 'ArrowLeft' });
+      await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Шаг 0 из 10'));
+      expect(screen.getByTestId('embed-open-full').getAttribute('href')).toBe('./#/lessons/deadlock/step/0');
+      expect(location.hash).toBe('#/embed/lessons/deadlock?lang=ru');
+    },
+    LAZY_CHUNK_MS,
+  );
 
-  it('says what is wrong with a damaged embed link', async () => {
-    location.hash = '#/embed/lab?s=%%%';
-    render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
-    const error = await screen.findByTestId('embed-error', {}, { timeout: 5000 });
-    expect(error.textContent).toContain('This embed link is damaged');
-  });
+  it(
+    'says what is wrong with a damaged embed link',
+    async () => {
+      location.hash = '#/embed/lab?s=%%%';
+      render(App, { props: { catalog, createBackend: () => fixtureBackend(deadlockScenario) } });
+      const error = await screen.findByTestId('embed-error', {}, { timeout: 5000 });
+      expect(error.textContent).toContain('This embed link is damaged');
+    },
+    LAZY_CHUNK_MS,
+  );
 });

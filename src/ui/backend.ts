@@ -1,18 +1,13 @@
 /**
- * The UI-side contract the engine (in a Web Worker, wired by the lead) implements.
+ * The UI-side contract the engine implements (backend-worker.ts runs it in a Web Worker).
  * The UI never computes engine state itself: it renders what a PlayerBackend returns.
  */
 import type { EngineSnapshot } from '../engine/types';
 import type { HideablePanel } from '../scenario/lesson';
+import type { ScriptItem as ScenarioScriptItem } from '../scenario/types';
 
-/** One item of a lesson/spec script as the player shows it. */
-export interface ScriptItem {
-  index: number;
-  kind: 'step' | 'pause' | 'advance';
-  session?: string;
-  step?: string;
-  sql?: string;
-  label: string;
+/** A script item (scenario/types.ts) with what the lesson adds to it. */
+export interface ScriptItem extends ScenarioScriptItem {
   /** What this item shows the learner, from the lesson (absent for specs). */
   narration?: LocalizedText;
   /** A checkpoint asked before this item runs. */
@@ -142,7 +137,7 @@ export interface InterviewData {
   pages?: { id: string; title: LocalizedText; body: LocalizedText; lessons: string[] }[];
 }
 
-/** Where the lesson list comes from (lessons/ on disk, bundled by the lead). */
+/** Where the lesson list, the interview questions and the course come from (lessons/, bundled at build time). */
 export interface LessonCatalog {
   list(): Promise<LessonSummary[]>;
   /** The interview questions; null when the course has none yet. */
@@ -151,7 +146,7 @@ export interface LessonCatalog {
   course?(): Promise<CourseData | null>;
 }
 
-/** A catalog over a fixed array (also what main.ts uses until lessons are bundled). */
+/** A catalog over a fixed array of lessons (tests and fixtures). */
 export function staticCatalog(lessons: LessonSummary[]): LessonCatalog {
   return { list: async () => lessons.slice() };
 }

@@ -146,6 +146,46 @@ export class FlowContext {
     return this.page.locator(`[data-testid="session-pane"][data-session="${session}"]`);
   }
 
+  /** Replaces the text of the n-th CodeMirror SQL field with this test id, typing as a user would. */
+  async setSql(testid: string, index: number, sql: string): Promise<void> {
+    const content = this.byTestId(testid).nth(index).locator('.cm-content');
+    await content.click();
+    await this.page.keyboard.press('ControlOrMeta+A');
+    await this.page.keyboard.press('Delete');
+    await this.page.keyboard.insertText(sql);
+    await waitFor(
+      async () => norm((await content.innerText()) ?? '') === norm(sql),
+      `SQL field ${testid}[${index}] does not show "${sql}"`,
+      3000,
+      50,
+    );
+  }
+
+  /** Waits until the lab reports no problem and Play is enabled. */
+  async labPlayable(what: string): Promise<void> {
+    await waitFor(
+      async () => (await this.byTestId('lab-issue').count()) === 0 && (await this.byTestId('lab-play').isEnabled()),
+      `${what}: the lab still reports problems: ${JSON.stringify(await this.byTestId('lab-issue').allInnerTexts())}`,
+    );
+  }
+
+  /** Sets the language and/or the theme through the header controls and waits until the page shows them. */
+  async setLook(look: { lang?: 'en' | 'ru'; theme?: 'light' | 'dark' }): Promise<void> {
+    if (look.lang) await this.byTestId('lang-switch').selectOption(look.lang);
+    if (look.theme) {
+      const dark = await this.page.evaluate(() => document.documentElement.dataset.theme === 'dark');
+      if (dark !== (look.theme === 'dark')) await this.byTestId('theme-toggle').click();
+    }
+    await waitFor(
+      () =>
+        this.page.evaluate(
+          ([t, l]) => (!t || (document.documentElement.dataset.theme ?? 'light') === t) && (!l || document.documentElement.lang === l),
+          [look.theme, look.lang],
+        ),
+      `theme ${look.theme ?? '(any)'} / language ${look.lang ?? '(any)'} not applied`,
+    );
+  }
+
   /** [cursor, total] from the step counter ("Step 3 of 10" / "Шаг 3 из 10"). */
   async position(): Promise<[number, number]> {
     const text = (await this.byTestId('step-position').textContent({ timeout: 2000 })) ?? '';

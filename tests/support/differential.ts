@@ -17,7 +17,7 @@ import type { PermutationTrace } from '../../src/scenario/types';
 export function differentialSuite(
   dir: string,
   pattern: RegExp,
-  opts: { minFiles: number; onReal?: (file: string, traces: PermutationTrace[], text: string) => void },
+  opts: { minFiles: number; onReal?: (file: string, traces: PermutationTrace[], text: string) => void | Promise<void> },
 ): void {
   const files = readdirSync(dir)
     .filter((f) => pattern.test(f))
@@ -46,7 +46,7 @@ export function differentialSuite(
       const { formatText } = await import('../../src/scenario/isolation');
       const realRuns = await runSpec(spec, real);
       const expected = toTraces(realRuns);
-      opts.onReal?.(file, expected, formatText(spec, realRuns));
+      await opts.onReal?.(file, expected, formatText(spec, realRuns));
       let report: string;
       let count: number;
       try {

@@ -5,7 +5,7 @@
  * Fix: the learner's SQL is explored over every interleaving and judged by judgeFix.
  */
 import type { PlayerBackend } from '../backend';
-import { Player } from '../player.svelte';
+import { LessonPlayer } from '../lessonPlayer.svelte';
 import type { Explorer } from '../lab/explorer';
 import type { InterleavingOutcome } from '../../scenario/explore';
 import { countPermutations } from '../../scenario/permutations';
@@ -31,7 +31,7 @@ export class BreakGame {
   busy = $state(false);
   error = $state<string | null>(null);
   won = $state(false);
-  readonly player: Player;
+  readonly player: LessonPlayer;
   /** True once every step of every session is in the order. */
   get complete(): boolean {
     return this.picks.length === allSteps(this.challenge).length;
@@ -43,7 +43,7 @@ export class BreakGame {
     private readonly explorer: Explorer | null,
     private readonly onwin: () => void,
   ) {
-    this.player = new Player(backend);
+    this.player = new LessonPlayer(backend);
   }
 
   /** The next step of a session, or null when it has run them all. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { render, screen, waitFor } from '@testing-library/svelte';
 import PlayerView from './PlayerView.svelte';
-import { Player } from '../player.svelte';
+import { LessonPlayer } from '../lessonPlayer.svelte';
 import type { PlayerBackend, PlayerState, ScriptItem } from '../backend';
 import type { EngineSnapshot } from '../../engine/types';
 import { deadlockCycle, deadlockScript } from '../fixtures/deadlock';
@@ -41,7 +41,7 @@ function backendFor(state: PlayerState): PlayerBackend {
 }
 
 async function show(state: PlayerState) {
-  const player = new Player(backendFor(state));
+  const player = new LessonPlayer(backendFor(state));
   await player.open({ kind: 'lesson', id: 'x' });
   render(PlayerView, { props: { player, title: 'Pause session' } });
   await waitFor(() => expect(screen.getAllByTestId('session-pane').length).toBeGreaterThan(0));

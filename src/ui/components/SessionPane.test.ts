@@ -7,6 +7,7 @@ import { skipLockedResult, skipLockedScenario } from '../fixtures/skipLocked';
 import { XSS, hostileScript, hostileSnapshot } from '../fixtures/hostile';
 import { ssiDoomed } from '../fixtures/serializable';
 import type { EngineSnapshot } from '../../engine/types';
+import { loadHighlighter } from '../state/highlighter.svelte';
 
 function pane(snap: EngineSnapshot, name: string, script = deadlockScenario.script, cursor = 0, onrun?: (sql: string) => void) {
   const session = snap.sessions.find((s) => s.name === name)!;
@@ -97,11 +98,23 @@ describe('SessionPane', () => {
     expect(onrun).toHaveBeenCalledWith('SELECT 1;');
   });
 
-  it('renders markup in SQL, results, notices and errors as text', () => {
+  it('renders markup in SQL, results, notices and errors as text', async () => {
+    await loadHighlighter('sql');
     pane(hostileSnapshot, 'A', hostileScript, 0);
     pane(hostileSnapshot, 'B', hostileScript, 0);
     expect(document.querySelector('script, img')).toBeNull();
     expect(document.body.textContent).toContain(XSS);
     expect(document.body.textContent).toContain(`ERROR:  ${XSS}`);
+  });
+
+  it('highlights SQL in the script and the scrollback with the editor syntax classes, text unchanged', async () => {
+    await loadHighlighter('sql');
+    pane(deadlockScenario.frames[4], 'A', deadlockScenario.script, 4);
+    const current = document.querySelector('[aria-current="step"] code')!;
+    const item = deadlockScenario.script.find((i) => i.index === 4)!;
+    expect(current.textContent).toBe(item.sql);
+    expect([...current.querySelectorAll('.syn-keyword')].map((e) => e.textContent)).toContain('UPDATE');
+    const prompt = screen.getAllByTestId('scroll-entry')[0].querySelector('.prompt code')!;
+    expect(prompt.querySelector('.syn-keyword')).not.toBeNull();
   });
 });

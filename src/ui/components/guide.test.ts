@@ -4,6 +4,7 @@ import App from '../App.svelte';
 import { staticCatalog, type InterviewData } from '../backend';
 import { guidedBackend, guidedCode, guidedLesson, guidedScript } from '../fixtures/guided';
 import { prefs } from '../state/prefs.svelte';
+import { loadHighlighter } from '../state/highlighter.svelte';
 import NarrationPanel from './NarrationPanel.svelte';
 import CodePanel from './CodePanel.svelte';
 import InterviewView from './InterviewView.svelte';
@@ -143,13 +144,14 @@ describe('predict checkpoint', () => {
 });
 
 describe('CodePanel', () => {
-  it('keeps markup in the source as text (no script or img element is created)', () => {
+  it('keeps markup in the source as text (no script or img element is created)', async () => {
+    await loadHighlighter('ts');
     const hostile = '// <script>window.__pwned = 1</script>\nconst a = "<img src=x onerror=alert(1)>"; // &amp; </code></pre>';
     render(CodePanel, { props: { snippets: [{ id: 'x', language: 'ts', title: 'Hostile', source: hostile }] } });
     const code = screen.getByTestId('highlighted-code');
     expect(code.textContent).toBe(hostile);
     expect(code.querySelector('script, img')).toBeNull();
-    expect(code.querySelectorAll('span[class^=hljs-]').length).toBeGreaterThan(0);
+    expect(code.querySelectorAll('span[class^=syn-]').length).toBeGreaterThan(0);
     expect((window as { __pwned?: number }).__pwned).toBeUndefined();
   });
 

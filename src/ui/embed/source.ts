@@ -1,6 +1,6 @@
 /** What an embed route plays: a bundled lesson or a shared lab scenario, or why it cannot (pure). */
 import type { Route } from '../model/route';
-import type { PlayerSource } from '../player.svelte';
+import type { PlayerSource } from '../lessonPlayer.svelte';
 import type { Messages } from '../i18n/en';
 import { decodeScenario, ShareError } from '../../scenario/share';
 import { scenarioToSpecText } from '../../scenario/labScenario';

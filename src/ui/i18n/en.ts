@@ -398,7 +398,7 @@ export const en = {
     transcriptFailed: (msg: string) => `Could not make the transcript: ${msg}`,
     openInLab: 'Open in the lab',
   },
-  // Scenario lab: drafts, input limits, syntax check, exploring past the watchdog (lab helper).
+  // Scenario lab: drafts, input limits, syntax check, exploring past the watchdog.
   labMore: {
     syntax: (message: string, line: number, column: number) =>
       `PostgreSQL's parser: ${message} (line ${line}, column ${column}). Play still sends it, and it will fail with 42601.`,

@@ -403,7 +403,7 @@ export const ru: Messages = {
     transcriptFailed: (msg) => `Не удалось построить протокол: ${msg}`,
     openInLab: 'Открыть в лаборатории',
   },
-  // Scenario lab: drafts, input limits, syntax check, exploring past the watchdog (lab helper).
+  // Scenario lab: drafts, input limits, syntax check, exploring past the watchdog.
   labMore: {
     syntax: (message, line, column) =>
       `Парсер PostgreSQL: ${message} (строка ${line}, позиция ${column}). «Проиграть» всё равно отправит этот шаг, и он завершится ошибкой 42601.`,

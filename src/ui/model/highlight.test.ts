@@ -1,32 +1,65 @@
 import { describe, expect, it } from 'vitest';
-import { highlight, hlText, parseHljsHtml } from './highlight';
+import { highlighterFor, hlText } from './highlight';
+import type { CodeLanguage } from '../backend';
 
-describe('parseHljsHtml', () => {
-  it.each([
-    { args: 'plain', expected: [{ text: 'plain' }] },
-    { args: '<span class="hljs-keyword">func</span> f', expected: [{ cls: 'hljs-keyword', children: [{ text: 'func' }] }, { text: ' f' }] },
-    { args: '&lt;script&gt; &amp; &quot;x&quot; &#x27;y&#x27;', expected: [{ text: `<script> & "x" 'y'` }] },
-    {
-      args: '<span class="hljs-title function_">a<span class="hljs-params">b</span></span>',
-      expected: [{ cls: 'hljs-title function_', children: [{ text: 'a' }, { cls: 'hljs-params', children: [{ text: 'b' }] }] }],
-    },
-    // Never produced by highlight.js; stays text rather than markup.
-    { args: '<img src=x onerror=alert(1)>', expected: [{ text: '<img src=x onerror=alert(1)>' }] },
-    { args: '</span>x', expected: [{ text: '</span>x' }] },
-    // Class names keep only class-name characters.
-    { args: '<span class="a&quot;onclick=x">t</span>', expected: [{ cls: 'aquotonclickx', children: [{ text: 't' }] }] },
-  ])('$args', ({ args, expected }) => expect(parseHljsHtml(args)).toEqual(expected));
-});
+const highlight = async (source: string, language: CodeLanguage) => (await highlighterFor(language))(source);
+
+/** The classed runs of a highlight, as `class:text` strings, in order. */
+const tokens = async (source: string, language: CodeLanguage) =>
+  (await highlight(source, language)).flatMap((r) => (r.cls ? [`${r.cls}:${r.text}`] : []));
 
 describe('highlight', () => {
+  it.each([
+    {
+      language: 'sql',
+      source: "SELECT balance FROM accounts WHERE acct = 1 FOR UPDATE; -- lock 'it'",
+      expected: [
+        'syn-keyword:SELECT',
+        'syn-keyword:FROM',
+        'syn-keyword:WHERE',
+        'syn-number:1',
+        'syn-keyword:FOR',
+        'syn-keyword:UPDATE',
+        "syn-comment:-- lock 'it'",
+      ],
+    },
+    { language: 'sql', source: "SET lock_timeout = '2s'", expected: ['syn-keyword:SET', "syn-string:'2s'"] },
+    {
+      language: 'sql',
+      source: 'SELECT NULL::int, true',
+      expected: ['syn-keyword:SELECT', 'syn-number:NULL', 'syn-type:int', 'syn-number:true'],
+    },
+    {
+      language: 'go',
+      source: 'if err != nil { return "x" }',
+      expected: ['syn-keyword:if', 'syn-number:nil', 'syn-keyword:return', 'syn-string:"x"'],
+    },
+    {
+      language: 'ts',
+      source: 'const n: number = 40001; // retry',
+      expected: ['syn-keyword:const', 'syn-type:number', 'syn-number:40001', 'syn-comment:// retry'],
+    },
+  ] as const)('$language: $source', async ({ language, source, expected }) => {
+    expect(await tokens(source, language)).toEqual(expected);
+  });
+
   const sources = {
     go: 'func main() {\n\t// <script>alert(1)</script>\n\ts := "</span><b>&amp;"\n}',
-    sql: "SELECT '<script>' AS x, 1 & 2 FROM t WHERE a < b; -- </code>",
+    sql: "SELECT '<script>' AS x, 1 & 2 FROM t WHERE a < b;\n-- </code>",
     ts: 'const x: string = `<img src=x onerror=alert(1)>`; // &lt;',
   } as const;
-  it.each(Object.entries(sources) as [keyof typeof sources, string][])('%s keeps the exact source text', (language, source) => {
-    const tree = highlight(source, language);
-    expect(hlText(tree)).toBe(source);
-    expect(tree.some((n) => 'cls' in n)).toBe(true);
+  it.each(Object.entries(sources) as [keyof typeof sources, string][])(
+    '%s keeps the exact source text, markup included',
+    async (language, source) => {
+      const runs = await highlight(source, language);
+      expect(hlText(runs)).toBe(source);
+      expect(runs.some((r) => r.cls)).toBe(true);
+      // Neighbouring runs of one class are merged, so no two runs in a row share a class.
+      expect(runs.every((r, i) => i === 0 || (r.cls ?? '') !== (runs[i - 1].cls ?? ''))).toBe(true);
+    },
+  );
+
+  it('yields the plain text for a language it does not know', async () => {
+    expect(await highlight('x', 'cobol' as never)).toEqual([{ text: 'x' }]);
   });
 });

@@ -1,68 +1,56 @@
 /**
- * Syntax highlighting as data: highlight.js output parsed into a tree of text and classed spans,
- * which Svelte renders as text nodes. No HTML string ever reaches the DOM.
+ * Syntax highlighting as data: the lab editor's own Lezer grammars (PostgreSQL from
+ * @codemirror/lang-sql, Go, TypeScript) parse the source, and `syntaxClasses` turns the tree
+ * into runs of text with a class. Svelte renders the runs as text nodes, so the source can
+ * never become markup. Each grammar loads on first use, so a page with SQL only never loads
+ * the Go and TypeScript parsers.
  */
-import hljs from 'highlight.js/lib/core';
-import go from 'highlight.js/lib/languages/go';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
+import { highlightCode } from '@lezer/highlight';
+import type { Parser } from '@lezer/common';
 import type { CodeLanguage } from '../backend';
+import { syntaxClasses } from './syntax';
 
-hljs.registerLanguage('go', go);
-hljs.registerLanguage('sql', sql);
-hljs.registerLanguage('typescript', typescript);
+/** A run of source text; `cls` holds the `syn-*` classes of a highlighted token. */
+export interface HlRun {
+  text: string;
+  cls?: string;
+}
 
-/** highlight.js language names for the lesson format's languages. */
-export const HLJS_LANGUAGE: Readonly<Record<CodeLanguage, string>> = { go: 'go', sql: 'sql', ts: 'typescript' };
+/** A highlighter for one language: source in, runs out (the plain text when parsing fails). */
+export type Highlight = (source: string) => HlRun[];
 
-/** A highlighted fragment: plain text, or a span with highlight.js classes around fragments. */
-export type HlNode = { text: string } | { cls: string; children: HlNode[] };
+/** Loads the Lezer parser of each of the lesson format's code languages. */
+const PARSERS: Readonly<Record<CodeLanguage, () => Promise<Parser>>> = {
+  sql: () => import('@codemirror/lang-sql').then((m) => m.PostgreSQL.language.parser),
+  go: () => import('@lezer/go').then((m) => m.parser),
+  ts: () => import('@lezer/javascript').then((m) => m.parser.configure({ dialect: 'ts' })),
+};
 
-/** Highlights `source`; an unknown language (or a highlighter failure) yields the plain text. */
-export function highlight(source: string, language: CodeLanguage): HlNode[] {
-  const name = HLJS_LANGUAGE[language];
-  if (!name) return [{ text: source }];
+/** The highlighter for `language` once its grammar has loaded; an unknown language gets plain text. */
+export async function highlighterFor(language: CodeLanguage): Promise<Highlight> {
+  const load = PARSERS[language];
+  if (!load) return (source) => [{ text: source }];
+  const parser = await load();
+  return (source) => highlightWith(parser, source);
+}
+
+/** Highlights `source` with `parser`; a parser failure yields the plain text. */
+export function highlightWith(parser: Parser, source: string): HlRun[] {
   try {
-    return parseHljsHtml(hljs.highlight(source, { language: name, ignoreIllegals: true }).value);
+    const runs: HlRun[] = [];
+    const put = (text: string, cls: string) => {
+      const last = runs[runs.length - 1];
+      if (last && (last.cls ?? '') === cls) last.text += text;
+      else runs.push(cls ? { text, cls } : { text });
+    };
+    highlightCode(source, parser.parse(source), syntaxClasses, put, () => put('\n', ''));
+    return runs;
   } catch {
     return [{ text: source }];
   }
 }
 
-const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', '#x27': "'", '#39': "'" };
-const TOKEN_RE = /<span class="([^"<>]*)">|<\/span>|&(amp|lt|gt|quot|#x27|#39);|[^<&]+|[<&]/g;
-
-/**
- * Parses highlight.js's HTML, which is only `<span class="…">`, `</span>` and escaped text.
- * Anything else (impossible from highlight.js, which escapes the source) stays literal text,
- * and class names keep only class-name characters.
- */
-export function parseHljsHtml(html: string): HlNode[] {
-  const root: HlNode[] = [];
-  const stack: HlNode[][] = [root];
-  const top = () => stack[stack.length - 1];
-  const pushText = (text: string) => {
-    const list = top();
-    const prev = list[list.length - 1];
-    if (prev && 'text' in prev) list[list.length - 1] = { text: prev.text + text };
-    else list.push({ text });
-  };
-  for (const m of html.matchAll(TOKEN_RE)) {
-    const tok = m[0];
-    if (m[1] !== undefined) {
-      const span: HlNode = { cls: m[1].replace(/[^\w\s-]/g, ''), children: [] };
-      top().push(span);
-      stack.push(span.children);
-    } else if (tok === '</span>') {
-      if (stack.length > 1) stack.pop();
-      else pushText(tok);
-    } else if (m[2] !== undefined) pushText(ENTITIES[m[2]]);
-    else pushText(tok);
-  }
-  return root;
-}
-
-/** The plain text of a tree (what copy-to-clipboard and tests compare with the source). */
-export function hlText(nodes: readonly HlNode[]): string {
-  return nodes.map((n) => ('text' in n ? n.text : hlText(n.children))).join('');
+/** The plain text of the runs (what copy-to-clipboard and tests compare with the source). */
+export function hlText(runs: readonly HlRun[]): string {
+  return runs.map((r) => r.text).join('');
 }

@@ -12,6 +12,8 @@ describe('parseRoute', () => {
     { args: '#/interview', expected: { name: 'interview' } },
     { args: '#/retry', expected: { name: 'retry' } },
     { args: '#/retry/', expected: { name: 'retry' } },
+    { args: 'retry', expected: { name: 'retry' } },
+    { args: '#/retry/run', expected: { name: 'not-found', hash: '#/retry/run' } },
     { args: '#/interview/drill', expected: { name: 'interview-drill' } },
     { args: '#/interview/topics/skip-locked-vs-broker', expected: { name: 'senior-topic', id: 'skip-locked-vs-broker' } },
     { args: '#/interview/topics', expected: { name: 'not-found', hash: '#/interview/topics' } },

@@ -84,7 +84,7 @@ const en = {
     wait: 'lock wait',
   },
   error: 'Error',
-  // Charts and per-strategy retry lists (lab helper).
+  // Charts and per-strategy retry lists.
   retryOnFor: (strategy: string) => `${strategy}: retry on`,
   retryOnNote:
     'Each strategy starts from the course: WithRetry retries 40P01 and 40001; NOWAIT + retry also retries its 55P03, the error NOWAIT exists to raise.',
@@ -176,7 +176,7 @@ const ru: RetryMessages = {
     wait: 'ожидание блокировки',
   },
   error: 'Ошибка',
-  // Charts and per-strategy retry lists (lab helper).
+  // Charts and per-strategy retry lists.
   retryOnFor: (strategy) => `${strategy}: повторять при`,
   retryOnNote:
     'Каждая стратегия начинает с настроек курса: WithRetry повторяет 40P01 и 40001; NOWAIT + retry повторяет и свою 55P03 — ошибку, ради которой NOWAIT и нужен.',

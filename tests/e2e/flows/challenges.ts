@@ -27,17 +27,9 @@ function challenge(id: string): Challenge {
   return c;
 }
 
-async function setLang(ctx: FlowContext, lang: 'en' | 'ru'): Promise<void> {
-  await ctx.byTestId('lang-switch').selectOption(lang);
-  await waitFor(
-    async () => (await ctx.page.evaluate(() => document.documentElement.lang)) === lang,
-    `<html lang> did not become "${lang}"`,
-  );
-}
-
 async function openChallenge(ctx: FlowContext, c: Challenge, lang: 'en' | 'ru'): Promise<void> {
   await ctx.page.goto(ctx.url(`#/challenges/${c.id}`));
-  await setLang(ctx, lang);
+  await ctx.setLook({ lang });
   const goal = norm((await ctx.byTestId('challenge-goal').textContent()) ?? '');
   assert(goal.includes(norm(c.goalText[lang])), `goal shows "${goal}", the file says "${c.goalText[lang]}"`);
   assert((await ctx.byTestId('challenge-won').count()) === 0, `${c.id} is won before anything ran`);
@@ -138,7 +130,7 @@ const list: Flow = {
       assert(norm(rows[i].title ?? '') === norm(c.title.en), `${c.id}: title "${rows[i].title}"`);
     }
     await ctx.shot('en');
-    await setLang(ctx, 'ru');
+    await ctx.setLook({ lang: 'ru' });
     const ruTitle = norm((await ctx.byTestId('challenge-row').first().locator('a').textContent()) ?? '');
     assert(ruTitle === norm(all[0].title.ru), `Russian title "${ruTitle}"`);
     await ctx.byTestId('theme-toggle').click();

@@ -855,21 +855,6 @@ const presenter: Flow = {
 
 const TEMPLATES = join(LESSONS, 'lab-templates');
 
-/** Replaces the text of the n-th CodeMirror SQL field with this test id (typing as a user would). */
-async function setSql(ctx: FlowContext, testid: string, index: number, sql: string): Promise<void> {
-  const content = ctx.byTestId(testid).nth(index).locator('.cm-content');
-  await content.click();
-  await ctx.page.keyboard.press('ControlOrMeta+A');
-  await ctx.page.keyboard.press('Delete');
-  await ctx.page.keyboard.insertText(sql);
-  await waitFor(
-    async () => norm((await content.innerText()) ?? '') === norm(sql),
-    `SQL field ${testid}[${index}] does not show "${sql}"`,
-    3000,
-    50,
-  );
-}
-
 /** What the lab editor shows: title, sessions with their steps (name, SQL), order. */
 async function labDocument(page: Page) {
   const title = await page.getByTestId('lab-title').inputValue();
@@ -884,14 +869,6 @@ async function labDocument(page: Page) {
     })),
   );
   return { title, order, sessions };
-}
-
-/** Waits until the lab has no validation problems and Play is enabled. */
-async function labPlayable(ctx: FlowContext, what: string): Promise<void> {
-  await waitFor(
-    async () => (await ctx.byTestId('lab-issue').count()) === 0 && (await ctx.byTestId('lab-play').isEnabled()),
-    `${what}: the lab still reports problems: ${JSON.stringify(await ctx.byTestId('lab-issue').allInnerTexts())}`,
-  );
 }
 
 const LAB_A = ['BEGIN; UPDATE t SET v = v + 1 WHERE id = 1;', 'UPDATE t SET v = v + 1 WHERE id = 2;', 'COMMIT;'];
@@ -912,9 +889,9 @@ const labEditor: Flow = {
     const names = await ctx.byTestId('lab-step-name').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
     assert(names.join(' ') === 's1a s1b s1c s2a s2b s2c', `step names after adding steps: ${names.join(' ')}`);
     const sqls = [...LAB_A, ...LAB_B];
-    for (let i = 0; i < sqls.length; i++) await setSql(ctx, 'lab-step-sql', i, sqls[i]);
+    for (let i = 0; i < sqls.length; i++) await ctx.setSql('lab-step-sql', i, sqls[i]);
     await ctx.byTestId('lab-order').fill(LAB_ORDER);
-    await labPlayable(ctx, 'after building the scenario');
+    await ctx.labPlayable('after building the scenario');
     const built = await labDocument(ctx.page);
 
     // Play it in the lab's player, step by step, until both sessions wait in a cycle; then let
@@ -1036,7 +1013,7 @@ const labImport: Flow = {
     const summary = doc.sessions.map((s) => `${s.name}: ${s.steps.map((st) => st.name).join(' ')}`).join('; ');
     assert(summary === 'w1: w1lock w1end; w2: w2try w2end', `sessions after import: ${summary}`);
     assert(/FOR UPDATE NOWAIT/.test(doc.sessions[1].steps[0].sql), `w2try SQL: ${doc.sessions[1].steps[0].sql}`);
-    await labPlayable(ctx, 'after the import');
+    await ctx.labPlayable('after the import');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'opening the imported scenario', 40_000);
     await ctx.next();
@@ -1060,7 +1037,7 @@ async function exploreTemplate(ctx: FlowContext, id: string) {
       ),
     `template ${id} did not load`,
   );
-  await labPlayable(ctx, `template ${id}`);
+  await ctx.labPlayable(`template ${id}`);
   const count = Number(await ctx.byTestId('interleavings-count').getAttribute('data-count'));
   assert(count > 1 && count <= 200, `template ${id}: ${count} interleavings (expected a handful, under the default cap)`);
   await ctx.byTestId('lab-explore').click();

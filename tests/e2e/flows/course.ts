@@ -34,11 +34,6 @@ async function rows(ctx: FlowContext) {
   );
 }
 
-async function setLang(ctx: FlowContext, lang: 'en' | 'ru') {
-  await ctx.byTestId('lang-switch').selectOption(lang);
-  await waitFor(async () => (await ctx.page.locator('html').getAttribute('lang')) === lang, `language did not switch to ${lang}`);
-}
-
 const courseList: Flow = {
   name: 'course-list',
   title: 'lesson list follows lessons/course/course.yaml: parts, numbers, levels, "start here", tracks; light and dark',
@@ -85,7 +80,7 @@ const courseListRu: Flow = {
   async run(ctx) {
     await ctx.page.goto(ctx.url('#/'));
     await rows(ctx);
-    await setLang(ctx, 'ru');
+    await ctx.setLook({ lang: 'ru' });
     const c = course();
     const shown = await rows(ctx);
     const levels: Record<string, string> = { beginner: 'начальный', intermediate: 'средний', senior: 'senior' };
@@ -113,7 +108,7 @@ const courseList390: Flow = {
   async run(ctx) {
     await ctx.page.goto(ctx.url('#/'));
     await rows(ctx);
-    await setLang(ctx, 'ru');
+    await ctx.setLook({ lang: 'ru' });
     await ctx.byTestId('theme-toggle').click();
     assert((await ctx.byTestId('track-card').count()) === course().tracks.length, 'track cards missing at 390 px');
     assert(await ctx.byTestId('start-here').isVisible(), '"start here" hidden at 390 px');
@@ -194,7 +189,7 @@ const seniorTopic: Flow = {
     const hrefs = await article.locator('.lessons a').evaluateAll((els) => els.map((e) => e.getAttribute('href')));
     assert(hrefs.join(' ') === page.lessons.map((l) => `#/lessons/${l}/step/0`).join(' '), `lesson links ${hrefs.join(' ')}`);
     await ctx.shot();
-    await setLang(ctx, 'ru');
+    await ctx.setLook({ lang: 'ru' });
     await waitFor(async () => norm((await article.locator('h2').textContent()) ?? '') === norm(page.title.ru), 'Russian topic page title');
     assert(norm((await article.locator('.para').first().textContent()) ?? '').startsWith(norm(page.body.ru).slice(0, 40)), 'Russian body');
     await ctx.shot('ru');

@@ -3,7 +3,7 @@
  * Russian (dark theme), answering every checkpoint right. The victims of its three deadlocks and
  * the step each one fails at come from the lesson's expected trace (what real PostgreSQL printed).
  */
-import { assert, norm, waitFor, type FlowContext } from '../harness';
+import { assert, norm, type FlowContext } from '../harness';
 import type { Flow } from '../flow';
 import { expectedSteps, predicts, rightAnswers } from '../lessonData';
 
@@ -82,10 +82,7 @@ const russian: Flow = {
   viewport: { width: 1440, height: 900 },
   async run(ctx) {
     await ctx.openLesson(ID);
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await waitFor(async () => (await ctx.page.evaluate(() => document.documentElement.lang)) === 'ru', '<html lang> did not become "ru"');
-    await ctx.byTestId('theme-toggle').click();
-    await waitFor(async () => (await ctx.page.locator('html').getAttribute('data-theme')) === 'dark', 'dark theme not applied');
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     const victims = await playAll(ctx, 'ru');
     assert(victims.join() === expectedVictims().join(), `victims [${victims}], real PostgreSQL [${expectedVictims()}]`);
     checkPredicts(ctx);

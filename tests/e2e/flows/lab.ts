@@ -1,20 +1,9 @@
 /**
- * The scenario lab, the watchdog and the retry lab as a learner meets their limits (issue 10,
- * items 10–13): drafts that are never thrown away, input limits and the parser's warnings,
+ * The scenario lab, the watchdog and the retry lab as a learner meets their limits: drafts that are never thrown away, input limits and the parser's warnings,
  * heavy work versus runaway statements, and retry defaults and charts that tell the truth.
  */
 import { assert, norm, waitFor, type FlowContext } from '../harness';
 import type { Flow } from '../flow';
-
-/** Replaces the text of one CodeMirror field of the lab, as a user types it. */
-async function setSql(ctx: FlowContext, index: number, sql: string): Promise<void> {
-  const content = ctx.byTestId('lab-step-sql').nth(index).locator('.cm-content');
-  await content.click();
-  await ctx.page.keyboard.press('ControlOrMeta+A');
-  await ctx.page.keyboard.press('Delete');
-  await ctx.page.keyboard.insertText(sql);
-  await waitFor(async () => norm((await content.innerText()) ?? '') === norm(sql), `SQL field ${index} does not show "${sql}"`, 3000, 50);
-}
 
 async function openLab(ctx: FlowContext, hash = '#/lab'): Promise<void> {
   await ctx.page.goto(ctx.url(hash));
@@ -37,7 +26,7 @@ const labDrafts: Flow = {
   async run(ctx) {
     await openLab(ctx);
     await ctx.byTestId('lab-title').fill('My precious draft');
-    await setSql(ctx, 0, 'BEGIN; UPDATE t SET v = 42 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN; UPDATE t SET v = 42 WHERE id = 1;');
     // A template replaces the editor; the draft must stay recoverable.
     await ctx.byTestId('lab-template').selectOption('transfer-unordered');
     await waitFor(async () => (await title(ctx)) !== 'My precious draft', 'the template did not open');
@@ -87,8 +76,7 @@ const labDrafts: Flow = {
     await waitFor(() => kept.isVisible(), 'restoring did not keep the scenario it replaced');
     await ctx.shot();
     // The same notice and list in Russian, dark theme.
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await waitFor(async () => (await kept.innerText()).includes('Недавние черновики'), `Russian notice: "${await kept.innerText()}"`);
     await ctx.shot('ru-dark');
   },
@@ -149,7 +137,7 @@ const labLimits: Flow = {
 
     // 3. Invalid SQL is flagged by the real parser (libpg-query), with line and column, before Play.
     await ctx.byTestId('lab-blank').click();
-    await setSql(ctx, 0, 'BEGIN;\nUPDAT t SET v = 1 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN;\nUPDAT t SET v = 1 WHERE id = 1;');
     const syntax = ctx.byTestId('lab-syntax');
     await waitFor(() => syntax.isVisible(), 'invalid step SQL is not flagged before Play');
     const said = await syntax.innerText();
@@ -159,7 +147,7 @@ const labLimits: Flow = {
       'syntax warning position',
     );
     await ctx.shot('syntax');
-    await setSql(ctx, 0, 'BEGIN; UPDATE t SET v = 1 WHERE id = 1;');
+    await ctx.setSql('lab-step-sql', 0, 'BEGIN; UPDATE t SET v = 1 WHERE id = 1;');
     await waitFor(async () => (await syntax.count()) === 0, 'the syntax warning stays after the SQL was fixed');
 
     // 4. A 70,000-character link is "too long", not "cut off".
@@ -202,8 +190,7 @@ const watchdogCountdown: Flow = {
     assert((await banner.count()) === 0, 'the countdown stays after the statement finished');
 
     // A runaway: stop it from the countdown; the rebuild follows at once, not after the countdown.
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await ctx.submitAdHoc('B', 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r');
     await waitFor(() => banner.isVisible(), 'no countdown for the runaway statement', 20_000);
     assert((await banner.innerText()).includes('Подождать ещё'), `Russian countdown: "${norm(await banner.innerText())}"`);
@@ -339,8 +326,7 @@ const retryDefaults: Flow = {
       .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, right: el.getBoundingClientRect().right }));
     assert(fit.scroll <= fit.client && fit.right <= 1440, `results table: ${JSON.stringify(fit)}`);
     await ctx.shot();
-    await ctx.byTestId('lang-switch').selectOption('ru');
-    await ctx.byTestId('theme-toggle').click();
+    await ctx.setLook({ lang: 'ru', theme: 'dark' });
     await waitFor(
       async () => (await ctx.byTestId('retry-y-title').first().textContent())?.includes('Взаимоблокировки'),
       'Russian axis title',

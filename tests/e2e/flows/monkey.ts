@@ -1,5 +1,5 @@
 /**
- * The seeded monkey (issue 10, "Robustness a user never sees fail"): random learner actions in
+ * The seeded monkey: random learner actions in
  * Chromium against the built app, through the real UI only. Next, previous, reset, timeline
  * jumps (marks and the bare timeline), play/pause, ad-hoc SQL from a pool with bad SQL, refused
  * statements, pg_sleep and a runaway query, lesson switches (URL hash and the list), language and

@@ -1,10 +1,9 @@
 /**
- * Player flows (issue 10, "What the screen gets wrong today", items 1–8): every outcome a script
- * line, a pane, the wait-for graph and the timeline show is the one the engine produced. Each
- * flow asserts on the real engine's output through the real UI, and fails on the old screens
- * (green ✓ on failed lines, the lab's lost 40P01, a terminated session shown alive, a stale
- * victim badge, unreachable timeline marks, setup noise at step 0, the lab's `clock` pane and
- * the empty broken-edge label).
+ * Player flows: every outcome a script line, a pane, the wait-for graph and the timeline show is
+ * the one the engine produced. Each flow asserts on the real engine's output through the real UI
+ * and fails on a screen that tells another story (a green ✓ on a failed line, a lost 40P01 in the
+ * lab, a terminated session shown alive, a stale victim badge, an unreachable timeline mark,
+ * setup noise at step 0, the lab's `clock` pane, an empty broken-edge label).
  */
 import type { Locator } from 'playwright-core';
 import { assert, norm, waitFor, type FlowContext } from '../harness';
@@ -33,28 +32,6 @@ async function scriptLines(ctx: FlowContext): Promise<Line[]> {
 }
 
 const show = (lines: Line[]) => lines.map((l) => `${l.session}/${l.step}:${l.outcome}${l.sqlstate ? `(${l.sqlstate})` : ''}`).join(' ');
-
-/** Replaces the text of the n-th CodeMirror SQL field with this test id, typing as a user would. */
-async function setSql(ctx: FlowContext, testid: string, index: number, sql: string): Promise<void> {
-  const content = ctx.byTestId(testid).nth(index).locator('.cm-content');
-  await content.click();
-  await ctx.page.keyboard.press('ControlOrMeta+A');
-  await ctx.page.keyboard.press('Delete');
-  await ctx.page.keyboard.insertText(sql);
-  await waitFor(
-    async () => norm((await content.innerText()) ?? '') === norm(sql),
-    `SQL field ${testid}[${index}] does not show "${sql}"`,
-    3000,
-    50,
-  );
-}
-
-async function labPlayable(ctx: FlowContext, what: string): Promise<void> {
-  await waitFor(
-    async () => (await ctx.byTestId('lab-issue').count()) === 0 && (await ctx.byTestId('lab-play').isEnabled()),
-    `${what}: the lab still reports problems: ${JSON.stringify(await ctx.byTestId('lab-issue').allInnerTexts())}`,
-  );
-}
 
 /** Steps to the end of the script (answering checkpoints per the context's policy). */
 async function toEnd(ctx: FlowContext): Promise<void> {
@@ -131,7 +108,7 @@ const outcomeMarks: Flow = {
       '',
     ].join('\n');
     await ctx.byTestId('lab-import').setInputFiles({ name: 'nowait-then-more.spec', mimeType: 'text/plain', buffer: Buffer.from(spec) });
-    await labPlayable(ctx, 'after importing the NOWAIT spec');
+    await ctx.labPlayable('after importing the NOWAIT spec');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'opening the NOWAIT spec', 40_000);
     await toEnd(ctx);
@@ -158,9 +135,9 @@ const labScrollback: Flow = {
     await ctx.byTestId('lab-blank').click();
     for (let si = 0; si < 2; si++) for (let k = 0; k < 2; k++) await ctx.byTestId('lab-add-step').nth(si).click();
     const sqls = [...LAB_S1, ...LAB_S2];
-    for (let i = 0; i < sqls.length; i++) await setSql(ctx, 'lab-step-sql', i, sqls[i]);
+    for (let i = 0; i < sqls.length; i++) await ctx.setSql('lab-step-sql', i, sqls[i]);
     await ctx.byTestId('lab-order').fill('s1a s2a s1b s2b s1c s2c');
-    await labPlayable(ctx, 'after building the scenario');
+    await ctx.labPlayable('after building the scenario');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'opening the scenario in the lab player', 40_000);
     await toEnd(ctx);
@@ -292,7 +269,7 @@ const labNoClock: Flow = {
     await ctx.openLesson('classic-deadlock', 0);
     await ctx.byTestId('open-in-lab').click();
     await waitFor(() => ctx.byTestId('lab-editor').isVisible(), 'the lab never opened from the lesson');
-    await labPlayable(ctx, 'the lesson opened in the lab');
+    await ctx.labPlayable('the lesson opened in the lab');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'playing the lesson in the lab', 40_000);
     await toEnd(ctx);
@@ -353,7 +330,7 @@ const brokenEdgeLabel: Flow = {
     await ctx
       .byTestId('lab-import')
       .setInputFiles({ name: 'deadlock-simple.spec', mimeType: 'text/plain', buffer: Buffer.from(DEADLOCK_SIMPLE) });
-    await labPlayable(ctx, 'after importing deadlock-simple');
+    await ctx.labPlayable('after importing deadlock-simple');
     await ctx.byTestId('lab-play').click();
     await ctx.waitForCursor(0, 'opening deadlock-simple', 40_000);
     for (let i = 0; i < 4; i++) await ctx.next();

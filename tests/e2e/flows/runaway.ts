@@ -1,5 +1,5 @@
 /**
- * A runaway step stopped from the watchdog's countdown (issue 10, item 11): it ends as a client
+ * A runaway step stopped from the watchdog's countdown: it ends as a client
  * cancel ends a statement in PostgreSQL (57014, the open block aborted), the player moves past
  * it, and undo / redo replay it as cancelled instead of running it again.
  */

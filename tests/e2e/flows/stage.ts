@@ -352,17 +352,6 @@ async function axeViolations(page: Page, where: string): Promise<string[]> {
     .map((v) => `${where}: [${v.impact}] ${v.id} (${v.help}): ${v.nodes.join(' | ')}`);
 }
 
-/** Sets the language and the theme through the header controls. */
-async function setLookAndLanguage(ctx: FlowContext, theme: 'light' | 'dark', lang: 'en' | 'ru'): Promise<void> {
-  await ctx.byTestId('lang-switch').selectOption(lang);
-  const dark = await ctx.page.evaluate(() => document.documentElement.dataset.theme === 'dark');
-  if (dark !== (theme === 'dark')) await ctx.byTestId('theme-toggle').click();
-  await waitFor(
-    () => ctx.page.evaluate(([t, l]) => document.documentElement.dataset.theme === t && document.documentElement.lang === l, [theme, lang]),
-    `theme ${theme} / language ${lang} not applied`,
-  );
-}
-
 function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
   return {
     name: `a11y-${theme}-${lang}`,
@@ -370,7 +359,7 @@ function a11yFlow(theme: 'light' | 'dark', lang: 'en' | 'ru'): Flow {
     async run(ctx) {
       const found: string[] = [];
       await ctx.page.goto(ctx.url('#/'));
-      await setLookAndLanguage(ctx, theme, lang);
+      await ctx.setLook({ theme, lang });
       await waitFor(async () => (await ctx.byTestId('lesson-row').count()) > 0, 'the lesson list never appeared');
       found.push(...(await axeViolations(ctx.page, 'lesson list')));
 

@@ -1,5 +1,6 @@
 /**
- * Player UI state: the current PlayerState from the backend, play/pause with speed, and
+ * The UI's lesson player (distinct from the engine-side Player it talks to through a PlayerBackend):
+ * the current PlayerState from the backend, play/pause with speed, and
  * serialized calls (one backend request at a time, later requests queue behind it).
  */
 import type { PlayerBackend, PlayerState, ScriptItem } from './backend';
@@ -9,7 +10,8 @@ export type PlayerSource = { kind: 'lesson'; id: string } | { kind: 'spec'; text
 /** Playback speeds offered in the UI (steps per second = speed). */
 export const SPEEDS = [0.5, 1, 2, 4] as const;
 
-export class Player {
+/** Reactive player state for one lesson, lab scenario or challenge, driven through a PlayerBackend. */
+export class LessonPlayer {
   state = $state<PlayerState | null>(null);
   busy = $state(false);
   /** A failed backend call (rejected promise); engine messages come in state.error. */

@@ -1,14 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { flushSync } from 'svelte';
-import { Player } from './player.svelte';
+import { LessonPlayer } from './lessonPlayer.svelte';
 import { fixtureBackend } from './fixtures/backend';
 import { deadlockScenario } from './fixtures/deadlock';
 import type { PlayerBackend } from './backend';
 import { guidedBackend } from './fixtures/guided';
 
-describe('Player', () => {
+describe('LessonPlayer', () => {
   it('serializes calls: rapid next() presses each advance one step, in order', async () => {
-    const p = new Player(fixtureBackend(deadlockScenario));
+    const p = new LessonPlayer(fixtureBackend(deadlockScenario));
     await p.open({ kind: 'lesson', id: 'deadlock' });
     await Promise.all([p.next(), p.next(), p.next()]);
     expect(p.cursor).toBe(3);
@@ -19,7 +19,7 @@ describe('Player', () => {
   it('rapid prev() presses each undo one step and stop at the start (no goto below 0)', async () => {
     const backend = fixtureBackend(deadlockScenario);
     const asked: number[] = [];
-    const p = new Player({ ...backend, goto: (c) => (asked.push(c), backend.goto(c)) });
+    const p = new LessonPlayer({ ...backend, goto: (c) => (asked.push(c), backend.goto(c)) });
     await p.open({ kind: 'lesson', id: 'deadlock' }, 2);
     asked.length = 0;
     await Promise.all([p.prev(), p.prev(), p.prev()]);
@@ -29,7 +29,7 @@ describe('Player', () => {
   });
 
   it('opens at a given cursor and knows start and end', async () => {
-    const p = new Player(fixtureBackend(deadlockScenario));
+    const p = new LessonPlayer(fixtureBackend(deadlockScenario));
     await p.open({ kind: 'lesson', id: 'deadlock' }, 10);
     expect(p.cursor).toBe(10);
     expect(p.atEnd).toBe(true);
@@ -38,7 +38,7 @@ describe('Player', () => {
   });
 
   it('maps a timeline time back to the first visited step that reached it', async () => {
-    const p = new Player(fixtureBackend(deadlockScenario));
+    const p = new LessonPlayer(fixtureBackend(deadlockScenario));
     await p.open({ kind: 'lesson', id: 'deadlock' });
     for (let i = 0; i < 9; i++) await p.next();
     expect(p.jumpToTime(3100)).toBe(true);
@@ -49,7 +49,7 @@ describe('Player', () => {
   it('plays at the chosen speed and stops at the end', async () => {
     vi.useFakeTimers();
     try {
-      const p = new Player(fixtureBackend(deadlockScenario));
+      const p = new LessonPlayer(fixtureBackend(deadlockScenario));
       await p.open({ kind: 'lesson', id: 'deadlock' }, 8);
       p.setSpeed(4);
       p.play();
@@ -66,7 +66,7 @@ describe('Player', () => {
 
   it('reports a failed backend call and stops playing', async () => {
     const broken: PlayerBackend = { ...fixtureBackend(), next: () => Promise.reject(new Error('worker died')) };
-    const p = new Player(broken);
+    const p = new LessonPlayer(broken);
     await p.open({ kind: 'lesson', id: 'deadlock' });
     await p.next();
     expect(p.failure).toBe('worker died');
@@ -74,7 +74,7 @@ describe('Player', () => {
   });
 
   it('holds back an item with an unanswered checkpoint, even under rapid presses, until answered', async () => {
-    const p = new Player(guidedBackend());
+    const p = new LessonPlayer(guidedBackend());
     const answered = new Set<string>();
     p.needsAnswer = (item) => !answered.has(item.predict!.key);
     await p.open({ kind: 'lesson', id: 'deadlock' }, 3);
