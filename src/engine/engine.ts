@@ -5,10 +5,11 @@
  * locks; the pure lock model (./locks) decides grants, waits and deadlock victims on a
  * virtual clock. See docs/engine.md for the protocol and its known limits.
  */
-import { LockManager, deadlockDetail, describeLockTag, tupleLockMode } from './locks';
-import type { LockMode, LockTag, ProcId, RowLockMode, Xid } from './locks/types';
-import { PgliteExecutor, EngineInternalError, CTID_MAP, OTHERS_ADVISORY, SHADOW_SCHEMA, type RawResult } from './executor/pglite';
-import { INTERNAL_SCHEMA } from './executor/names';
+import { LockManager, deadlockDetail, describeLockTag, tupleLockMode } from './model/locks';
+import type { LockMode, LockTag, ProcId, RowLockMode, Xid } from './model/locks/types';
+import { EngineInternalError } from './errors';
+import { PgliteExecutor, CTID_MAP, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA, type RawResult } from './pg/executor';
+import { INTERNAL_SCHEMA } from './pg/names';
 import {
   LOCK_SAMPLE_SQL,
   decodeTuples,
@@ -22,8 +23,8 @@ import {
   SEQUENCES_SQL,
   type CatalogTable,
   type LockSample,
-} from './executor/footprint';
-import { PG, xactWaitContext } from './messages';
+} from './pg/footprint';
+import { PG, xactWaitContext } from './model/messages';
 import {
   holdersAndWaiters,
   holdersDetail,
@@ -32,13 +33,13 @@ import {
   logEntry,
   messageEntry,
   type LockWaitEvent,
-} from './serverLog';
+} from './view/serverLog';
 import { restrictCte, restrictToTuples } from './epq';
-import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
-import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
-import { RowLockTable, type TupleId } from './rowlocks';
-import { Timers, type TimerKind } from './timers';
-import { Ssi, SsiFailure, targetKey, type PredTarget, type SsiWrite, type Sxact } from './ssi';
+import { DIAGNOSTICS_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './pg/diagnostics';
+import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './pg/replay';
+import { RowLockTable, type TupleId } from './model/rowlocks';
+import { Timers, type TimerKind } from './model/timers';
+import { Ssi, SsiFailure, targetKey, type PredTarget, type SsiWrite, type Sxact } from './model/ssi';
 import { ParseFailure, bindPrepared, loadParser, parseStatements, type Classified, type ParsedStatement, type PreparedText } from './sql';
 import type {
   EngineEvent,
@@ -54,7 +55,7 @@ import type {
   WaitEdge,
   WaitReason,
 } from './types';
-import type { PgMessage, StatementResult, StepResult } from '../scenario/types';
+import type { PgMessage, StatementResult, StepResult } from './types';
 
 /** PGlite's database OID (postgres), used in lock descriptions as PostgreSQL prints them. */
 const DATABASE_OID = 5;
@@ -1593,12 +1594,12 @@ export class Engine {
     let sql = '';
     let count = 0;
     if (st.cls.mentionsDiagnostics) {
-      schemas.push(DIAG_SCHEMA);
+      schemas.push(DIAGNOSTICS_SCHEMA);
       sql += diagnosticsDataSql(this.diagnosticsInput(s)) + ';\n';
       count++;
     }
     if (/pg_try_advisory/i.test(st.sql)) {
-      schemas.push(SHADOW_SCHEMA);
+      schemas.push(ADVISORY_SHADOW_SCHEMA);
       const rows = this.lm
         .entries()
         .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')

@@ -6,7 +6,7 @@
  * Deterministic for a seed: no wall clock and no Math.random decide anything.
  */
 import { Engine } from '../engine/engine';
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine/pg/executor';
 import type { StepResult } from '../scenario/types';
 import { backoffMs, hasNextAttempt, isRetryable, outcomeOf } from './policy';
 import { createRng, type Rng } from './prng';

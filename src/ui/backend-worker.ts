@@ -6,7 +6,7 @@ import { parseInterview, parseLesson, type Interview, type Lesson, type Localize
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { ScenarioSource } from '../worker/protocol';
 import { parseCourse, type Course } from '../scenario/course';
-import type { PlayerView } from '../engine/player';
+import type { PlayerView } from '../sim/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
 import { watchdog } from './state/watchdog.svelte';

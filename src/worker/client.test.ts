@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EngineClient, explain, type Overdue, type WorkerLike } from './client';
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerView } from '../sim/player';
 import type { Request, Response } from './protocol';
 
 /** A fake worker that keeps a history and never answers an ad-hoc statement containing "RECURSIVE". */

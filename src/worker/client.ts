@@ -10,7 +10,7 @@
  * whose worker crashed, is left out.
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerView } from '../sim/player';
 import { isResponse, type Command, type Response, type ScenarioSource, type Timing } from './protocol';
 
 /** The part of the Worker API the client uses (a fake in tests). */

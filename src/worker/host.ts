@@ -2,14 +2,14 @@
  * The worker's request handler, independent of the Worker API (testable in Node): one PGlite,
  * one Player at a time, requests handled strictly one after another.
  */
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine/pg/executor';
 import { loadParser } from '../engine/sql';
-import { ActionRefused, Player, ScenarioSetupError } from '../engine/player';
+import { ActionRefused, Player, ScenarioSetupError } from '../sim/player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';
 import type { Spec } from '../scenario/types';
 import type { Command, Request, Response, ScenarioSource } from './protocol';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import { exploreBatch, invariantHolds, type ExploreBatch } from '../scenario/explore';
 
 /** Handles protocol requests; `handle` never throws. */

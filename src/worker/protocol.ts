@@ -2,7 +2,7 @@
  * The message protocol between the main thread (client.ts) and the engine Worker (worker.ts).
  * Every request carries an id; the worker answers each one exactly once, errors as data.
  */
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerView } from '../sim/player';
 import type { ExploreBatch } from '../scenario/explore';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */

@@ -4,7 +4,7 @@
  */
 import '../../worker/wasmShim';
 import { createWorkerExecutor } from '../../worker/datadir';
-import { PgliteExecutor } from '../../engine/executor/pglite';
+import { PgliteExecutor } from '../../engine/pg/executor';
 import { runLab } from '../../retrylab/runner';
 import type { RetryReply, RetryRequest } from './protocol';
 

@@ -8,22 +8,16 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { pageinspect } from '@electric-sql/pglite/contrib/pageinspect';
-import type { PgMessage, StatementResult } from '../../scenario/types';
-import { SHADOW_DDL } from '../diagnostics';
+import { EngineInternalError } from '../errors';
+import type { PgMessage, RawResult, StatementResult } from '../types';
+
+export type { RawResult } from '../types';
+import { SHADOW_DDL } from './diagnostics';
 import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
-import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA } from './names';
+import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA } from './names';
 import { parseQueryResponse, queryMessage } from './wire';
 
-export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, SHADOW_SCHEMA };
-
-/** The outcome of one simple-protocol query string. */
-export interface RawResult {
-  results: StatementResult[];
-  error?: PgMessage;
-  notices: PgMessage[];
-  /** For each notice, how many statements had completed before it (which statement raised it). */
-  noticeAt?: number[];
-}
+export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA };
 
 /** PGlite's data directory inside its Emscripten file system. */
 const DATA_DIR = '/pglite/data';
@@ -33,7 +27,7 @@ const IMPORT_SNAPSHOT_ID = 'FFFFFFFF-00000001-1';
 function tryAdvisoryShadows(): string {
   const out: string[] = [
     `CREATE TABLE ${OTHERS_ADVISORY} (key1 int NOT NULL, key2 int NOT NULL, field4 int NOT NULL, mode text NOT NULL)`,
-    `CREATE SCHEMA ${SHADOW_SCHEMA}`,
+    `CREATE SCHEMA ${ADVISORY_SHADOW_SCHEMA}`,
     // A request conflicts with another session's hold unless both are shared (advisory locks use Share/Exclusive).
     `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_taken(k1 int, k2 int, f4 int, shared bool) RETURNS bool LANGUAGE sql STABLE AS
        $$ SELECT EXISTS (SELECT 1 FROM ${OTHERS_ADVISORY} o WHERE o.key1 = k1 AND o.key2 = k2 AND o.field4 = f4 AND (NOT shared OR o.mode = 'ExclusiveLock')) $$`,
@@ -43,10 +37,10 @@ function tryAdvisoryShadows(): string {
       const name = `pg_try_advisory${xact}_lock${shared}`;
       const sh = shared ? 'true' : 'false';
       out.push(
-        `CREATE FUNCTION ${SHADOW_SCHEMA}.${name}(k bigint) RETURNS bool LANGUAGE sql VOLATILE AS
+        `CREATE FUNCTION ${ADVISORY_SHADOW_SCHEMA}.${name}(k bigint) RETURNS bool LANGUAGE sql VOLATILE AS
            $$ SELECT CASE WHEN ${INTERNAL_SCHEMA}.advisory_taken((k >> 32)::int, (CASE WHEN (k & 4294967295) >= 2147483648 THEN (k & 4294967295) - 4294967296 ELSE k & 4294967295 END)::int, 1, ${sh})
               THEN false ELSE pg_catalog.${name}(k) END $$`,
-        `CREATE FUNCTION ${SHADOW_SCHEMA}.${name}(a int, b int) RETURNS bool LANGUAGE sql VOLATILE AS
+        `CREATE FUNCTION ${ADVISORY_SHADOW_SCHEMA}.${name}(a int, b int) RETURNS bool LANGUAGE sql VOLATILE AS
            $$ SELECT CASE WHEN ${INTERNAL_SCHEMA}.advisory_taken(a, b, 2, ${sh}) THEN false ELSE pg_catalog.${name}(a, b) END $$`,
       );
     }
@@ -241,6 +235,3 @@ function concat(chunks: Uint8Array[]): Uint8Array {
   }
   return out;
 }
-
-/** An engine bug or an impossible state: never a user's SQL error. */
-export class EngineInternalError extends Error {}

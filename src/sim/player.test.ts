@@ -1,10 +1,10 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteExecutor } from './executor/pglite';
+import { PgliteExecutor } from '../engine/pg/executor';
 import { ActionRefused, Player, historyIndexOfCursor, type PlayerAction } from './player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';
-import type { EngineSnapshot } from './types';
+import type { EngineSnapshot } from '../engine/types';
 
 const lesson = (id: string) => lessonToSpec(parseLesson(readFileSync(`lessons/${id}.yaml`, 'utf8')));
 

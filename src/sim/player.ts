@@ -7,9 +7,9 @@
  * scratch ("true undo") and replaying the same actions gives the same snapshot.
  * Runs in Node and in a Worker: no DOM, no timers, no Date.now().
  */
-import { Engine } from './engine';
-import { PgliteExecutor } from './executor/pglite';
-import type { EngineSnapshot } from './types';
+import { Engine } from '../engine/engine';
+import { PgliteExecutor } from '../engine/pg/executor';
+import type { EngineSnapshot } from '../engine/types';
 import type { Permutation, Spec } from '../scenario/types';
 import { checkSpec } from '../scenario/isolation';
 import { permutationAt } from '../scenario/permutations';

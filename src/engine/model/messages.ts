@@ -3,7 +3,7 @@
  * SQLSTATE of each. Sources: lock.c/proc.c/deadlock.c, postgres.c (ProcessInterrupts),
  * lmgr.c (XactLockTableWaitErrorCb), heapam.c / nodeLockRows.c, xact.c.
  */
-import type { PgMessage } from '../scenario/types';
+import type { PgMessage } from '../types';
 
 const err = (sqlstate: string, message: string, extra: Partial<PgMessage> = {}): PgMessage => ({
   severity: 'ERROR',

@@ -6,18 +6,18 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startPostgres, type PgServer } from '../oracle/server';
+import { startPostgres, type PgServer } from '../../oracle/server';
 import {
   diagnosticsDataSql,
   diagnosticsSql,
   SHADOW_DDL,
-  SHADOW_SCHEMA,
+  DIAGNOSTICS_SCHEMA,
   shadowSearchPath,
   virtualTimestamp,
   type DiagnosticsInput,
 } from './diagnostics';
-import { PgliteExecutor } from './executor/pglite';
-import type { LockMode, LockRow, SessionSnapshot } from './types';
+import { PgliteExecutor } from './executor';
+import type { LockMode, LockRow, SessionSnapshot } from '../types';
 
 const TEXT_TYPES = { getTypeParser: () => (v: string) => v };
 
@@ -357,7 +357,7 @@ describe('diagnostics shadows on PGlite', () => {
   it('leaves no state behind after ROLLBACK (the executor installs the shadow objects once)', async () => {
     await shadowed('SELECT 1');
     const rows = await ex.must(
-      `SELECT pg_catalog.to_regnamespace('${SHADOW_SCHEMA}') IS NOT NULL, current_setting('search_path'), pg_backend_pid() <> 4103, ${SHADOW_SCHEMA}.pg_backend_pid() IS NULL`,
+      `SELECT pg_catalog.to_regnamespace('${DIAGNOSTICS_SCHEMA}') IS NOT NULL, current_setting('search_path'), pg_backend_pid() <> 4103, ${DIAGNOSTICS_SCHEMA}.pg_backend_pid() IS NULL`,
     );
     expect(rows).toEqual([['t', userPath, 't', 't']]);
   });
@@ -387,7 +387,7 @@ describe('diagnostics shadows on PGlite', () => {
     await ex.must(SHADOW_DDL);
     const data = await time(`BEGIN; ${diagnosticsDataSql(input)} ROLLBACK;`);
     const dataTree = await time(`BEGIN; ${diagnosticsDataSql(input)} ${path} ${BLOCKING_TREE} ROLLBACK;`);
-    await ex.must(`DROP SCHEMA ${SHADOW_SCHEMA} CASCADE`);
+    await ex.must(`DROP SCHEMA ${DIAGNOSTICS_SCHEMA} CASCADE`);
     console.log(
       `PGlite, ms per BEGIN…ROLLBACK: raw FOR UPDATE ${raw.toFixed(2)}; diagnosticsSql ${setup.toFixed(2)} ` +
         `(+ blocking tree ${tree.toFixed(2)}); with SHADOW_DDL installed, diagnosticsDataSql ${data.toFixed(2)} ` +
@@ -409,7 +409,7 @@ describe('diagnostics shadows on PGlite', () => {
       expect(r.results.at(-3)!.rows).toEqual([['0']]);
       expect(r.results.at(-2)!.rows).toEqual([['0', null, '{}']]);
     } finally {
-      await ex.must(`DROP SCHEMA ${SHADOW_SCHEMA} CASCADE`);
+      await ex.must(`DROP SCHEMA ${DIAGNOSTICS_SCHEMA} CASCADE`);
     }
   });
 
@@ -462,7 +462,7 @@ describe('diagnostics shadows against real PostgreSQL 18', () => {
     try {
       const db = { oid: 5, name: 'postgres', user: 'postgres', rel: {} };
       const shadows = await ex.run(
-        `BEGIN; ${diagnosticsSql(handMade(db))} ${COLUMNS_SQL(`${SHADOW_SCHEMA}.pg_locks`)}; ${COLUMNS_SQL(`${SHADOW_SCHEMA}.pg_stat_activity`)}; ${FUNCS_SQL(SHADOW_SCHEMA)}; ROLLBACK;`,
+        `BEGIN; ${diagnosticsSql(handMade(db))} ${COLUMNS_SQL(`${DIAGNOSTICS_SCHEMA}.pg_locks`)}; ${COLUMNS_SQL(`${DIAGNOSTICS_SCHEMA}.pg_stat_activity`)}; ${FUNCS_SQL(DIAGNOSTICS_SCHEMA)}; ROLLBACK;`,
       );
       expect(shadows.error).toBeUndefined();
       const [locks, activity, funcs] = shadows.results.slice(-4, -1);

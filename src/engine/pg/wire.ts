@@ -8,8 +8,8 @@
  * ErrorResponse — with the same field mapping as PGlite's parser; other messages are skipped.
  * Text is UTF-8 (PGlite's client encoding), decoded with TextDecoder like PGlite does.
  */
-import type { PgMessage, StatementResult } from '../../scenario/types';
-import type { RawResult } from './pglite';
+import type { PgMessage, StatementResult } from '../types';
+import type { RawResult } from './executor';
 
 const decoder = new TextDecoder('utf-8');
 const encoder = new TextEncoder();

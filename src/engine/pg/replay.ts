@@ -10,24 +10,12 @@
  *
  * Pure: produces SQL text only.
  */
-import { ROW_LOCK_SQL } from './locks/modes';
-import type { LockMode, LockTag, RowLockMode } from './locks/types';
-import { CTID_MAP } from './executor/names';
+import { ROW_LOCK_SQL } from '../model/locks/modes';
+import type { LockMode, LockTag, RowLockMode } from '../model/locks/types';
+import type { ImageOp, LogEntry, TupleRef } from '../model/log';
+import { CTID_MAP } from './names';
 
-/** A tuple: a committed version (`ctid` is its ctid) or one of the session's own versions (`ctid` holds its version id). */
-export interface TupleRef {
-  rel: number;
-  relation: string;
-  ctid: string;
-  own: boolean;
-}
-
-export type ImageOp =
-  | { op: 'lock'; target: TupleRef; mode: RowLockMode }
-  | { op: 'update'; target: TupleRef; columns: string[]; values: (string | null)[]; newCtid: string }
-  | { op: 'delete'; target: TupleRef }
-  | { op: 'insert'; rel: number; relation: string; columns: string[]; values: (string | null)[]; newCtid: string }
-  | { op: 'advisory'; tag: LockTag & { type: 'advisory' }; mode: LockMode };
+export type { ImageOp, LogEntry, TupleRef } from '../model/log';
 
 /** A quoted identifier. */
 export function ident(s: string): string {
@@ -77,9 +65,6 @@ export function opSql(op: ImageOp): string {
       return advisorySql(op.tag, op.mode, 'xact');
   }
 }
-
-/** One entry of a session's transaction log. */
-export type LogEntry = { kind: 'sql'; sql: string; command: string } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
 
 /**
  * Replay SQL for a log, and a check per produced result (null = fine, else what went wrong).

@@ -8,11 +8,11 @@
  * Each array element is one field ("LOG:  …", "DETAIL:  …", "STATEMENT:  …"); a multi-line field
  * keeps its newlines.
  */
-import type { PgMessage } from '../scenario/types';
-import { describeLockTag } from './locks/describe';
-import type { LockManagerState } from './locks/lockManager';
-import { tagKey } from './locks/lockManager';
-import type { LockMode, LockTag, ProcId } from './locks/types';
+import type { PgMessage } from '../types';
+import { describeLockTag } from '../model/locks/describe';
+import type { LockManagerState } from '../model/locks/lockManager';
+import { tagKey } from '../model/locks/lockManager';
+import type { LockMode, LockTag, ProcId } from '../model/locks/types';
 
 /** One entry's optional fields, in the order elog.c writes them. */
 export interface LogFields {

@@ -3,13 +3,13 @@
  * pg_stat_activity, pg_blocking_pids() and pg_backend_pid() would show only itself. Before a
  * dry run whose statement mentions them, the engine runs `diagnosticsSql(...)` inside the dry-run
  * transaction and then `SET LOCAL search_path = ${shadowSearchPath(userPath)}`: unqualified names
- * then resolve to objects in SHADOW_SCHEMA that show the simulated multi-session truth in
+ * then resolve to objects in DIAGNOSTICS_SCHEMA that show the simulated multi-session truth in
  * PostgreSQL 18's exact shape (column names and types, function signatures). ROLLBACK removes
  * the objects and the transaction-local settings that carry the state.
  *
  * Pure: builds SQL text only, no PGlite import.
  *
- * Objects (in SHADOW_SCHEMA, a real schema: functions in pg_temp are never found through the
+ * Objects (in DIAGNOSTICS_SCHEMA, a real schema: functions in pg_temp are never found through the
  * search_path; views, not tables: no relation files, nothing for the engine's heap scans):
  *  - view pg_locks: the engine's LockRows, plus the running session's own locks on what its
  *    statement reads (PostgreSQL shows the asker's AccessShareLock on pg_locks and its virtualxid);
@@ -19,9 +19,9 @@
  *  - functions now(), transaction_timestamp(), statement_timestamp(), clock_timestamp() on the
  *    virtual clock, so the course's `now() - xact_start` measures simulated time.
  */
-import type { LockRow, SessionSnapshot } from './types';
+import type { LockRow, SessionSnapshot } from '../types';
 
-export const SHADOW_SCHEMA = 'lockstep_sim';
+export const DIAGNOSTICS_SCHEMA = 'lockstep_sim';
 
 /** Virtual time 0 as a timestamptz. */
 export const DIAG_EPOCH = '2026-01-01 00:00:00+00';
@@ -95,7 +95,7 @@ const G = {
 /** A setting's value, NULL when unset (after a transaction that set it ends, a placeholder reads ''). */
 const setting = (name: string): string => `NULLIF(pg_catalog.current_setting('${name}', true), '')`;
 
-const S = SHADOW_SCHEMA;
+const S = DIAGNOSTICS_SCHEMA;
 
 /**
  * The shadow objects. Constant text: the state arrives through settings, so the definitions stay
@@ -347,12 +347,12 @@ function unquote(entry: string): string {
 }
 
 /**
- * The search_path value for `SET LOCAL search_path = …`: SHADOW_SCHEMA first, then the user's
- * path. pg_catalog is inserted right after SHADOW_SCHEMA unless the user's path lists it
- * (then its position there is kept, after SHADOW_SCHEMA).
+ * The search_path value for `SET LOCAL search_path = …`: DIAGNOSTICS_SCHEMA first, then the user's
+ * path. pg_catalog is inserted right after DIAGNOSTICS_SCHEMA unless the user's path lists it
+ * (then its position there is kept, after DIAGNOSTICS_SCHEMA).
  */
 export function shadowSearchPath(userSearchPath: string): string {
-  const entries = splitPath(userSearchPath).filter((e) => unquote(e) !== SHADOW_SCHEMA);
+  const entries = splitPath(userSearchPath).filter((e) => unquote(e) !== DIAGNOSTICS_SCHEMA);
   const hasCatalog = entries.some((e) => unquote(e) === 'pg_catalog');
-  return [SHADOW_SCHEMA, ...(hasCatalog ? [] : ['pg_catalog']), ...entries].join(', ');
+  return [DIAGNOSTICS_SCHEMA, ...(hasCatalog ? [] : ['pg_catalog']), ...entries].join(', ');
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGlite, protocol } from '@electric-sql/pglite';
-import type { PgMessage, StatementResult } from '../../scenario/types';
+import type { PgMessage, StatementResult } from '../types';
 import { parseQueryResponse, queryMessage } from './wire';
-import type { RawResult } from './pglite';
+import type { RawResult } from './executor';
 
 /** The executor's previous reading of a response, through PGlite's own protocol parser. */
 function reference(raw: Uint8Array): RawResult {

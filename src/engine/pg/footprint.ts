@@ -2,70 +2,19 @@
  * What a statement locked, read back from PGlite inside the dry run: relation and advisory
  * locks from pg_locks, row locks from tuple headers (pageinspect), unique keys it inserted.
  */
-import type { LockMode, RowLockMode } from '../locks/types';
-import type { PredTarget } from '../ssi';
-import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../rowbits';
-import type { PgliteExecutor } from './pglite';
-import { INTERNAL_SCHEMA, SHADOW_SCHEMA } from './names';
-import { SHADOW_SCHEMA as DIAG_SCHEMA } from '../diagnostics';
+import type { LockMode, RowLockMode } from '../model/locks/types';
+import type { CatalogTable, InsertedTuple, LockSample, RelationInfo, TupleTouch } from '../model/facts';
+import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, multiMemberMode, singleXmaxMode } from '../model/rowbits';
+import type { PgliteExecutor } from './executor';
+import { INTERNAL_SCHEMA, ADVISORY_SHADOW_SCHEMA } from './names';
+import { DIAGNOSTICS_SCHEMA } from './diagnostics';
 
-export interface CatalogTable {
-  oid: number;
-  name: string;
-  columns: string[];
-  /** Columns a row image may set (not generated). */
-  writable: string[];
-  /**
-   * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
-   * name, or an expression such as `lower(k)`), and a partial index's predicate.
-   */
-  uniqueIndexes: { name: string; columns: string[]; pred?: string }[];
-  /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
-  triggersOrRules: boolean;
-}
+export type { CatalogTable, InsertedTuple, LockSample, RelationInfo, TupleTouch } from '../model/facts';
 
-export interface LockSample {
-  relations: { oid: number; name: string; mode: LockMode; isIndex: boolean; table: string }[];
-  advisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
-  xids: Set<number>;
-  /** SIREAD locks (SERIALIZABLE only) on user tables and indexes. */
-  predicate: PredTarget[];
-}
-
-export interface TupleTouch {
-  oid: number;
-  relation: string;
-  block: number;
-  offset: number;
-  mode: RowLockMode;
-  /** For updates: the new version's ctid; for deletes and locks: undefined. */
-  newCtid?: string;
-  /** For locks of a version that was updated: the next version's ctid (t_ctid). */
-  next?: string;
-  /** The tuple was created by this session's own transaction (nobody else can see it). */
-  own: boolean;
-  /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */
-  xid: number;
-}
-
-export interface InsertedTuple {
-  oid: number;
-  relation: string;
-  ctid: string;
-}
-
-const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${SHADOW_SCHEMA}','${DIAG_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
+const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${ADVISORY_SHADOW_SCHEMA}','${DIAGNOSTICS_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
 /** The user sequences, as regclass text (their values live outside transactions: dry runs advance them). */
 export const SEQUENCES_SQL = `SELECT c.oid::regclass::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${USER_NS} ORDER BY c.oid`;
-
-/** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
-export interface RelationInfo {
-  name: string;
-  isIndex: boolean;
-  /** The table (the relation itself, or the table an index belongs to). */
-  table: string;
-}
 
 /** This backend's granted locks, raw: names are resolved in TypeScript (a join costs ~1 ms). */
 export const LOCK_SAMPLE_DEF = `SELECT l.locktype, l.relation::int, l.mode, l.transactionid::text, l.classid::int, l.objid::int, l.objsubid::int, l.page::int, l.tuple::int

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { elapsed, holdersAndWaiters, holdersDetail, logEntry, lockWaitMessage, messageEntry } from './serverLog';
-import { LockManager } from './locks/lockManager';
-import type { LockTag, ProcId } from './locks/types';
+import { LockManager } from '../model/locks/lockManager';
+import type { LockTag, ProcId } from '../model/locks/types';
 
 describe('server log format', () => {
   it('words the holders DETAIL as proc.c does, singular and plural, and log_lock_failures with its comma', () => {
