@@ -4,6 +4,11 @@
  */
 import type { LockMode, RowLockMode } from './locks/types';
 import type { PredTarget } from './ssi';
+import type { LockTag } from './locks/types';
+import type { LogEntry } from './log';
+import type { TupleId } from './rowlocks';
+import type { SsiWrite } from './ssi';
+import type { RawResult } from '../types';
 
 /** A user table as the catalog describes it. */
 export interface CatalogTable {
@@ -60,4 +65,27 @@ export interface RelationInfo {
   isIndex: boolean;
   /** The table (the relation itself, or the table an index belongs to). */
   table: string;
+}
+
+/** One lock a statement takes, in acquisition order (model/plan.ts). */
+export type PlanItem =
+  | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
+  | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
+  | { kind: 'key'; index: string; key: string }
+  | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
+
+/** A dry run's findings: the facts about one statement the model consumes. */
+export interface DryRun {
+  raw: RawResult;
+  plan: PlanItem[];
+  assignsXid: boolean;
+  inserted: { table: string; key: string; index: string }[];
+  /** The session's session-level advisory locks after the statement (null: unchanged). */
+  sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
+  /** What to append to the session's transaction log (null: nothing to replay). */
+  entry: LogEntry | null;
+  /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
+  ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
+  /** The PGlite xid of this run's transaction (row versions committed earlier have smaller xmins). */
+  horizon?: number;
 }

@@ -9,7 +9,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { pageinspect } from '@electric-sql/pglite/contrib/pageinspect';
 import { EngineInternalError } from '../errors';
-import type { PgMessage, RawResult, StatementResult } from '../types';
+import type { RawResult } from '../types';
 
 export type { RawResult } from '../types';
 import { SHADOW_DDL } from './diagnostics';

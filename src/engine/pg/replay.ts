@@ -14,6 +14,10 @@ import { ROW_LOCK_SQL } from '../model/locks/modes';
 import type { LockMode, LockTag, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
 import { CTID_MAP } from './names';
+import type { EngineContext } from '../context';
+import { EngineInternalError } from '../errors';
+import { PIN_GID, type Sess } from '../state';
+import type { RawResult } from '../types';
 
 export type { ImageOp, LogEntry, TupleRef } from '../model/log';
 
@@ -103,4 +107,87 @@ export function replaySql(
     checks.push(() => null);
   }
   return { sql: parts.map((p) => p + ';\n').join(''), checks };
+}
+
+/**
+ * How a replay transaction starts. READ COMMITTED: a plain BEGIN. REPEATABLE READ and
+ * SERIALIZABLE: the session's snapshot from its first statement is imported, so later steps
+ * see the database as that statement did (and PostgreSQL itself raises 40001 on conflicts);
+ * the first statement exports it. Returns the SQL and how many results it produces.
+ */
+export async function beginSql(
+  eng: EngineContext,
+  s: Sess,
+  takeSnapshot: boolean,
+): Promise<{ sql: string; count: number; exporting: boolean }> {
+  const txn = s.txn!;
+  const begin = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n`;
+  if (txn.isolation === 'read committed') return { sql: begin, count: 1, exporting: false };
+  if (txn.snapshot) {
+    const id = await eng.ex.stageSnapshotImport(txn.snapshot);
+    return { sql: `${begin}SET TRANSACTION SNAPSHOT '${id}';\n`, count: 2, exporting: false };
+  }
+  if (!takeSnapshot) return { sql: begin, count: 1, exporting: false };
+  // One pin, older than every exported snapshot, for as long as any session holds one: the
+  // importing backend's xmin must not pass the snapshot's xmin.
+  if (!eng.pinned) {
+    await eng.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
+    eng.pinned = true;
+  }
+  return { sql: `${begin}SELECT pg_catalog.pg_export_snapshot();\n`, count: 2, exporting: true };
+}
+
+/** Releases the pin once no session keeps a snapshot. */
+export async function maybeUnpin(eng: EngineContext): Promise<void> {
+  if (!eng.pinned || [...eng.sessions.values()].some((o) => o.txn?.snapshot)) return;
+  await eng.ex.run(`ROLLBACK PREPARED '${PIN_GID}'`);
+  eng.pinned = false;
+}
+
+export function gucSql(eng: EngineContext, s: Sess): string {
+  const t = s.txn;
+  const all = [...s.sets, ...(t?.sets ?? []), ...(t?.localSets ?? [])];
+  return all.map((x) => x + ';\n').join('');
+}
+
+/**
+ * Whether replaying the session's row images needs session_replication_role = replica (so
+ * that triggers, foreign-key checks and rules do not fire a second time). Setting that GUC
+ * resets PostgreSQL's plan cache, so every prepared footprint query would be planned again in
+ * each dry run; without triggers or rules on the tables the images change (and no DDL or GUC of
+ * the session that could add or matter to them) the replay is the same without it.
+ */
+export function replayNeedsReplica(eng: EngineContext, s: Sess): boolean {
+  if (/session_replication_role/i.test(gucSql(eng, s))) return true;
+  for (const e of s.txn?.log ?? []) {
+    if (e.kind === 'sql') {
+      if (e.command !== 'SAVEPOINT' && e.command !== 'RELEASE') return true;
+      continue;
+    }
+    for (const op of e.ops) {
+      if (op.op === 'lock' || op.op === 'advisory') continue; // row locks and advisory locks fire nothing
+      const oid = op.op === 'insert' ? op.rel : op.target.rel;
+      if (eng.catalog.find((c) => c.oid === oid)?.triggersOrRules !== false) return true;
+    }
+  }
+  return false;
+}
+
+export function gucCount(eng: EngineContext, s: Sess): number {
+  const t = s.txn;
+  return s.sets.length + (t?.sets.length ?? 0) + (t?.localSets.length ?? 0);
+}
+
+/** Replay must reproduce every recorded effect; anything else is a visible engine error. */
+export function verifyReplay(
+  eng: EngineContext,
+  s: Sess,
+  r: RawResult,
+  offset: number,
+  checks: ((tag: string | undefined) => string | null)[],
+): void {
+  for (let i = 0; i < checks.length; i++) {
+    const problem = checks[i](r.results[offset + i]?.command);
+    if (problem) throw new EngineInternalError(`replay of session ${s.name} diverged: ${problem}${r.error ? ` (${r.error.message})` : ''}`);
+  }
 }
