@@ -18,7 +18,7 @@ import { loadParser, ParseFailure, parseStatements } from './sql';
 import { addSession, cancelTimers, event, type RunningStep, sess, statusOf, type StepStatus } from './state';
 import type { EngineSnapshot, PgMessage, RawResult, StepResult } from './types';
 import { snapshotOf } from './view/snapshot';
-import { refreshTablesOf } from './view/tables';
+import { refreshTablesOf } from './pg/tables';
 
 /** Options for Engine.create. */
 export interface EngineOptions {

@@ -1,9 +1,8 @@
 /** Running steps, waking waiters and firing timers on the virtual clock. */
 import type { EngineContext } from './context';
-import { deadlockVictim, failWaitingStep } from './model/acquire';
+import { deadlockVictim, failWaitingStep, grantWait } from './model/acquire';
 import { logLockWait, logStepMessages, timeoutLog } from './model/logLines';
 import { PG } from './model/messages';
-import { describe } from './model/present';
 import type { TimerKind } from './model/timers';
 import { maybeUnpin } from './pg/replay';
 import { cancelTimers, event, queueResumes, type Sess, sess } from './state';
@@ -76,23 +75,7 @@ export async function drainResumes(eng: EngineContext): Promise<void> {
 /** The session's lock was granted: continue its statement. */
 export async function resume(eng: EngineContext, s: Sess): Promise<void> {
   const step = s.step!;
-  const w = step.wait!;
-  step.wait = undefined;
-  cancelTimers(eng, s, ['deadlock_timeout', 'lock_timeout']);
-  const txn = s.txn!;
-  event(eng, { type: 'grant', atMs: eng.clock, session: s.name, description: `${w.mode} on ${describe(eng, w.tag)}` });
-  if (w.checked) logLockWait(eng, s, w, 'acquired');
-  if (w.tag.type === 'transactionid') {
-    // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
-    eng.lm.release(s.proc, w.tag, 'ShareLock');
-    // Under REPEATABLE READ the re-run imports the transaction's snapshot, so PostgreSQL itself
-    // reports 40001 ("concurrent update" / "concurrent delete") for a row changed meanwhile.
-  } else if (w.tag.type !== 'tuple') {
-    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
-  } else {
-    step.tupleLocks.push(w.tag);
-    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
-  }
+  grantWait(eng, s);
   // Re-execute the statement against the new state (READ COMMITTED re-check; rows already locked stay locked).
   const st = step.statements[step.idx];
   const outcome = await execDml(eng, s, st);

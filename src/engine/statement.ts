@@ -8,10 +8,9 @@ import { PG } from './model/messages';
 import { hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { keyBlocker, restoreSequences, sequenceStates } from './pg/catalog';
+import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
-import { INTERNAL_SCHEMA } from './pg/names';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
@@ -83,13 +82,9 @@ export async function execPrepared(
     case 'prepare': {
       if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
       // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
-      const probe = `${INTERNAL_SCHEMA}_probe`;
       const p = cls.prepared;
-      const types = p.types.length ? ` (${p.types.join(', ')})` : '';
-      const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
-      const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
-      if (r.error) return fail(r.error);
-      await eng.ex.must(`DEALLOCATE ${probe}`);
+      const error = await analyzePrepared(eng, p);
+      if (error) return fail(error);
       s.prepared.set(cls.name, p);
       step.results.push({ command: 'PREPARE' });
       return 'ok';

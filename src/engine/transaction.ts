@@ -1,18 +1,15 @@
 /** Transaction control statements, COMMIT in PGlite, and the end of a transaction. */
 import type { EngineContext } from './context';
-import { cancelWaitIfAny } from './model/acquire';
 import { followUpdates } from './model/followUpdates';
-import type { ProcId, Xid } from './model/locks/types';
 import { PG } from './model/messages';
 import { SsiFailure } from './model/ssi';
-import { abortTxnState, beginTxn, releaseDepth } from './model/txn';
+import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn';
 import { findLastIndex } from './model/util';
 import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
-import { CTID_MAP } from './pg/names';
-import { beginSql, gucCount, gucSql, ident, maybeUnpin, replayNeedsReplica, replaySql, verifyReplay } from './pg/replay';
+import { commitReplay, ident, maybeUnpin } from './pg/replay';
 import type { Classified } from './sql';
-import { cancelTimers, event, queueResumes, type Sess } from './state';
+import { queueResumes, type Sess } from './state';
 import type { IsolationLevel, PgMessage } from './types';
 
 export async function execTxnControl(
@@ -115,18 +112,12 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
     }
   }
   if (txn.log.length) {
-    const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
-    const begin = await beginSql(eng, s, false);
-    const sql = `${begin.sql}${gucSql(eng, s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`;
-    const r = await eng.ex.run(sql);
+    const r = await commitReplay(eng, s);
     if (r.error) {
-      await eng.ex.run('ROLLBACK');
       await endTxn(eng, s, false);
       return r.error;
     }
-    verifyReplay(eng, s, r, begin.count + gucCount(eng, s), replay.checks);
-    const mapRows = r.results[begin.count + gucCount(eng, s) + replay.checks.length]?.rows ?? [];
-    followUpdates(eng, s, new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])));
+    followUpdates(eng, s, r.committed);
     // The catalog changes only when the transaction ran DDL (replayed as SQL text).
     const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
     if (ddl) await refreshCatalog(eng);
@@ -137,24 +128,10 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
   return undefined;
 }
 
-/** Ends the transaction in the model: releases every lock, wakes waiters. */
+/** Ends the transaction: releases everything in the model (model/txn endTxnState), then what PGlite keeps for it. */
 export async function endTxn(eng: EngineContext, s: Sess, committed: boolean): Promise<void> {
-  const txn = s.txn;
-  if (!txn) return;
-  const woken: ProcId[] = [];
-  cancelTimers(eng, s, ['idle_in_transaction_session_timeout']);
-  woken.push(...cancelWaitIfAny(eng, s));
-  for (const h of [...txn.held].reverse()) woken.push(...eng.lm.release(s.proc, h.tag, h.mode));
-  for (const x of txn.xidHolds) woken.push(...eng.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
-  woken.push(...eng.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
-  eng.rows.release(s.name);
-  if (txn.sx) eng.ssi.finish(txn.sx, committed, eng.nextXid);
-  if (committed) {
-    s.sets.push(...txn.sets);
-    event(eng, { type: 'commit', atMs: eng.clock, session: s.name });
-  } else event(eng, { type: 'rollback', atMs: eng.clock, session: s.name });
-  const hadSets = txn.sets.length + txn.localSets.length > 0;
-  s.txn = null;
+  if (!s.txn) return;
+  const { woken, hadSets } = endTxnState(eng, s, committed);
   await maybeUnpin(eng);
   queueResumes(eng, woken);
   if (hadSets) await refreshSessionGucs(eng, s);

@@ -7,9 +7,9 @@ import { deadlockDetail } from './locks/describe';
 import { LockManager } from './locks/lockManager';
 import { tupleLockMode } from './locks/modes';
 import type { LockMode, LockTag, ProcId, Xid } from './locks/types';
-import { logRowNowait } from './logLines';
+import { logLockWait, logRowNowait } from './logLines';
 import { PG, xactWaitContext } from './messages';
-import { presentTag, waitReason } from './present';
+import { describe, presentTag, waitReason } from './present';
 import type { TupleId } from './rowlocks';
 import { SsiFailure } from './ssi';
 import { abortTxnState, currentXid } from './txn';
@@ -303,4 +303,27 @@ export function setSessionAdvisory(
   // so the plan took nothing; the session now holds it a second time.
   for (const n of next) if (!s.sessionAdvisory.some(same(n)) && !acquiredByPlan.some(same(n))) eng.lm.acquire(s.proc, n.tag, n.mode);
   s.sessionAdvisory = next;
+}
+
+/** The session's awaited lock was granted: it joins what the transaction holds (an xid wait only slept on it), the wait ends. */
+export function grantWait(eng: ModelState, s: Sess): Wait {
+  const step = s.step!;
+  const w = step.wait!;
+  step.wait = undefined;
+  cancelTimers(eng, s, ['deadlock_timeout', 'lock_timeout']);
+  const txn = s.txn!;
+  event(eng, { type: 'grant', atMs: eng.clock, session: s.name, description: `${w.mode} on ${describe(eng, w.tag)}` });
+  if (w.checked) logLockWait(eng, s, w, 'acquired');
+  if (w.tag.type === 'transactionid') {
+    // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
+    eng.lm.release(s.proc, w.tag, 'ShareLock');
+    // Under REPEATABLE READ the re-run imports the transaction's snapshot, so PostgreSQL itself
+    // reports 40001 ("concurrent update" / "concurrent delete") for a row changed meanwhile.
+  } else if (w.tag.type !== 'tuple') {
+    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+  } else {
+    step.tupleLocks.push(w.tag);
+    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+  }
+  return w;
 }

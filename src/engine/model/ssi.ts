@@ -41,8 +41,11 @@ export interface IndexedRow {
 }
 
 /** The "Reason code" part of a 40001 raised by SSI (the rest of the message is fixed). */
-export class SsiFailure {
-  constructor(readonly reason: string) {}
+export class SsiFailure extends Error {
+  constructor(readonly reason: string) {
+    super(`could not serialize access due to read/write dependencies among transactions (${reason})`);
+    this.name = 'SsiFailure';
+  }
 }
 
 /** max_pred_locks_per_page and max_pred_locks_per_transaction / -max_pred_locks_per_relation - 1 (defaults). */

@@ -1,7 +1,7 @@
 /** Transactions in the model: begin, xids, and releasing what a transaction or a savepoint level holds. */
 import { cancelWaitIfAny } from './acquire';
 import type { ProcId, Xid } from './locks/types';
-import { event, type HeldLock, type ModelState, queueResumes, type Sess } from '../state';
+import { cancelTimers, event, type ModelState, queueResumes, type Sess } from '../state';
 import type { IsolationLevel } from '../types';
 
 export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?: string): void {
@@ -25,25 +25,41 @@ export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?
   eng.lm.acquire(s.proc, { type: 'virtualxid', vxid: s.txn.vxid }, 'ExclusiveLock');
 }
 
+/** What ends: a subtransaction (ROLLBACK TO, a subxact abort), or the whole transaction. */
+export type ReleaseOutcome = 'subabort' | 'abort' | 'commit';
+
+/**
+ * The one release routine: lets go of what the transaction acquired at savepoint level `depth`
+ * and deeper (0: all of it) — heavyweight locks, (sub)transaction xids, row locks, inserted
+ * unique keys — and ends or rolls back its SSI state. Returns the sessions to wake, in release
+ * order: a whole transaction lets go of its locks newest first, a subtransaction in the order it
+ * took them.
+ */
+export function releaseFrom(eng: ModelState, s: Sess, depth: number, outcome: ReleaseOutcome): ProcId[] {
+  const txn = s.txn!;
+  const woken: ProcId[] = [];
+  for (const h of depth === 0 ? [...txn.held].reverse() : txn.held)
+    if (h.depth >= depth) woken.push(...eng.lm.release(s.proc, h.tag, h.mode));
+  txn.held = txn.held.filter((h) => h.depth < depth);
+  // The ended (sub)transactions' xids end now: their waiters wake (XactLockTableWait on a subxid too).
+  for (const x of txn.xidHolds)
+    if (x.depth >= depth) woken.push(...eng.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
+  txn.xidHolds = txn.xidHolds.filter((h) => h.depth < depth);
+  for (let i = Math.max(0, depth - 1); i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
+  txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
+  if (outcome === 'commit') woken.push(...eng.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
+  eng.rows.release(s.name, depth);
+  // AbortTransaction releases the predicate locks at once (ReleasePredicateLocks).
+  if (txn.sx) {
+    if (outcome === 'subabort') eng.ssi.rollbackTo(txn.sx, depth);
+    else eng.ssi.finish(txn.sx, outcome === 'commit', eng.nextXid);
+  }
+  return woken;
+}
+
 /** Releases what a subtransaction level (and deeper ones) acquired: ROLLBACK TO / subxact abort. */
 export function releaseDepth(eng: ModelState, s: Sess, depth: number): void {
-  const txn = s.txn!;
-  const keep: HeldLock[] = [];
-  const woken: ProcId[] = [];
-  for (const h of txn.held) {
-    if (h.depth >= depth) woken.push(...eng.lm.release(s.proc, h.tag, h.mode));
-    else keep.push(h);
-  }
-  txn.held = keep;
-  // The aborted subtransactions' xids end now: their waiters wake (XactLockTableWait on a subxid).
-  for (const x of txn.xidHolds.filter((h) => h.depth >= depth))
-    woken.push(...eng.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
-  txn.xidHolds = txn.xidHolds.filter((h) => h.depth < depth);
-  for (let i = depth - 1; i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
-  txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
-  eng.rows.release(s.name, depth);
-  if (txn.sx) eng.ssi.rollbackTo(txn.sx, depth);
-  queueResumes(eng, woken);
+  queueResumes(eng, releaseFrom(eng, s, depth, 'subabort'));
 }
 
 /** An error inside a transaction: PostgreSQL aborts at once and releases the locks. */
@@ -57,17 +73,7 @@ export function abortTxnState(eng: ModelState, s: Sess, keepBlock: boolean): voi
     txn.aborted = true;
     return;
   }
-  const woken: ProcId[] = [];
-  woken.push(...cancelWaitIfAny(eng, s));
-  for (const h of [...txn.held].reverse()) woken.push(...eng.lm.release(s.proc, h.tag, h.mode));
-  txn.held = [];
-  for (const x of txn.xidHolds) woken.push(...eng.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
-  txn.xidHolds = [];
-  for (const sp of txn.savepoints) sp.xid = undefined;
-  eng.rows.release(s.name);
-  txn.insertedKeys = [];
-  // AbortTransaction releases the predicate locks at once (ReleasePredicateLocks).
-  if (txn.sx) eng.ssi.finish(txn.sx, false, eng.nextXid);
+  const woken = [...cancelWaitIfAny(eng, s), ...releaseFrom(eng, s, 0, 'abort')];
   txn.aborted = true;
   txn.xid = null;
   queueResumes(eng, woken);
@@ -76,6 +82,23 @@ export function abortTxnState(eng: ModelState, s: Sess, keepBlock: boolean): voi
     s.txn = null;
     event(eng, { type: 'rollback', atMs: eng.clock, session: s.name });
   }
+}
+
+/**
+ * COMMIT or ROLLBACK in the model: everything the transaction holds is released (its vxid too)
+ * and the transaction is gone. Returns the sessions to wake and whether it had run SET.
+ */
+export function endTxnState(eng: ModelState, s: Sess, committed: boolean): { woken: ProcId[]; hadSets: boolean } {
+  const txn = s.txn!;
+  cancelTimers(eng, s, ['idle_in_transaction_session_timeout']);
+  const woken = [...cancelWaitIfAny(eng, s), ...releaseFrom(eng, s, 0, committed ? 'commit' : 'abort')];
+  if (!committed) woken.push(...eng.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
+  if (committed) {
+    s.sets.push(...txn.sets);
+    event(eng, { type: 'commit', atMs: eng.clock, session: s.name });
+  } else event(eng, { type: 'rollback', atMs: eng.clock, session: s.name });
+  s.txn = null;
+  return { woken, hadSets: txn.sets.length + txn.localSets.length > 0 };
 }
 
 export function assignXid(eng: ModelState, s: Sess): void {

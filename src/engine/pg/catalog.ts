@@ -2,8 +2,9 @@
 import type { EngineContext } from '../context';
 import { splitKey } from '../model/util';
 import { parseCatalog, parseRelations, SEQUENCES_SQL, uniqueKeysSql } from './footprint';
-import { CTID_MAP, OTHERS_ADVISORY } from './names';
+import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
 import { ident, literal } from './replay';
+import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
 
@@ -64,5 +65,16 @@ export async function keyBlocker(eng: EngineContext, s: Sess, e: PgMessage): Pro
     for (const row of await eng.ex.must(sql))
       for (const k of row.slice(1)) if (k && splitKey(cat!.name, k).key === m[1]) return { session: h.session, xid: h.xid };
   }
+  return undefined;
+}
+
+/** PREPARE's parse analysis, in PGlite: PostgreSQL's error for a missing table or column, if any. */
+export async function analyzePrepared(eng: EngineContext, p: PreparedText): Promise<PgMessage | undefined> {
+  const probe = `${INTERNAL_SCHEMA}_probe`;
+  const types = p.types.length ? ` (${p.types.join(', ')})` : '';
+  const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
+  const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
+  if (r.error) return r.error;
+  await eng.ex.must(`DEALLOCATE ${probe}`);
   return undefined;
 }

@@ -4,6 +4,7 @@ import { EngineInternalError } from '../errors';
 import { LOCK_SAMPLE_SQL, TUPLE_SCAN_SQL } from './footprint';
 import type { ParsedStatement } from '../sql';
 import type { RawResult, StatementResult } from '../types';
+import { Batch, type BatchResult } from './batch';
 
 /**
  * Runs the statement being tried. A locking SELECT runs as a cursor, one row per FETCH, each
@@ -13,16 +14,14 @@ import type { RawResult, StatementResult } from '../types';
 export async function runStatement(
   eng: EngineContext,
   st: ParsedStatement,
-  all: RawResult,
-  at: number,
+  all: BatchResult,
 ): Promise<{ raw: RawResult; order: boolean; afterRows?: (string | null)[][]; scanRows?: (string | null)[][] }> {
   const order = true;
   if (st.cls.kind !== 'dml' || !st.cls.lockingSelect) return { raw: await eng.ex.run(st.sql), order: false };
   // The dry run's first round trip declared the cursor and ran a first batch of fetches and, in
-  // a savepoint, the footprint queries (cursorSql): results from `at` on.
-  const res = all.results.slice(at);
-  const notices = all.notices.filter((_, i) => (all.noticeAt?.[i] ?? 0) >= at);
-  if (res.length < 2) {
+  // a savepoint, the footprint queries (addCursor).
+  const notices = all.noticesFrom('cursor');
+  if (all.all('cursor').length < 2) {
     await eng.ex.run('ROLLBACK TO SAVEPOINT lockstep_c');
     return { raw: await eng.ex.run(st.sql), order: false };
   }
@@ -39,7 +38,7 @@ export async function runStatement(
     }
     return false;
   };
-  let done = take(res, 2);
+  let done = take(all.raw.results, all.batch.start('fetches'));
   if (done === 'error' && !all.error) throw new EngineInternalError('a FETCH of a locking SELECT returned nothing');
   if (done === 'error') return { raw: { results: [], error: all.error, notices }, order };
   const result = () => ({ results: [{ command: `SELECT ${rows.length}`, ...(columns ? { columns } : {}), rows }], notices });
@@ -47,15 +46,17 @@ export async function runStatement(
     await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
     throw new EngineInternalError(`footprint of a locking SELECT failed: ${all.error.message}`);
   }
-  const tail = 2 + 2 * CURSOR_BATCH;
-  if (done) return { raw: result(), order, afterRows: res[tail + 1]?.rows, scanRows: res[tail + 2]?.rows };
+  if (done) return { raw: result(), order, afterRows: all.get('after')?.rows, scanRows: all.get('scan')?.rows };
   // More rows than one batch: undo the footprint queries' own locks and go on fetching; the
   // dry run then samples and scans on its own.
   let undo = 'ROLLBACK TO SAVEPOINT lockstep_s;\n';
   while (!done) {
-    const f = await eng.ex.run(`${undo}${FETCH_PAIR.repeat(CURSOR_BATCH)}`);
-    notices.push(...f.notices);
-    done = take(f.results, undo ? 1 : 0);
+    const f = await new Batch()
+      .add('undo', undo, undo ? 1 : 0)
+      .add('fetches', FETCH_PAIR.repeat(CURSOR_BATCH), 2 * CURSOR_BATCH)
+      .run(eng.ex);
+    notices.push(...f.raw.notices);
+    done = take(f.raw.results, f.batch.start('fetches'));
     if (done === 'error') return { raw: { results: [], error: f.error, notices }, order };
     undo = '';
   }
@@ -69,8 +70,14 @@ export const FETCH_PAIR = 'SAVEPOINT lockstep_f;\nFETCH 1 FROM lockstep_cursor;\
 /**
  * A locking SELECT as a cursor (decision 2), with a first batch of fetches and the footprint
  * queries, in a savepoint of their own (their AccessShareLocks are undone if more rows follow).
- * Fetches past the end return nothing and lock nothing.
+ * Fetches past the end return nothing and lock nothing. Slots: cursor (SAVEPOINT, DECLARE),
+ * fetches (SAVEPOINT/FETCH pairs), footprint (its SAVEPOINT), after (the lock sample), scan.
  */
-export function cursorSql(sql: string): string {
-  return `SAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n${FETCH_PAIR.repeat(CURSOR_BATCH)}SAVEPOINT lockstep_s;\n${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`;
+export function addCursor(b: Batch, sql: string): Batch {
+  return b
+    .add('cursor', `;\nSAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n`, 2)
+    .add('fetches', FETCH_PAIR.repeat(CURSOR_BATCH), 2 * CURSOR_BATCH)
+    .add('footprint', 'SAVEPOINT lockstep_s;\n', 1)
+    .add('after', `${LOCK_SAMPLE_SQL};\n`, 1)
+    .add('scan', TUPLE_SCAN_SQL, 1);
 }

@@ -552,7 +552,8 @@ describe('diagnostics shadows against real PostgreSQL 18', () => {
           state: app === 's2' ? 'waiting' : (state as SessionSnapshot['state']),
           xid: xid === null ? null : Number(xid),
           vxid: vxidOf.get(pid!) ?? null,
-          xactStartMs: 0,
+          // s1 began first (its xact_age is the larger one, as on the server).
+          xactStartMs: app === 's1' ? 0 : 1,
           query: query!,
           ...(app === 's2'
             ? {

@@ -10,7 +10,8 @@ import type { ImageOp, LogEntry, TupleRef } from '../model/log';
 import { buildPlan } from '../model/plan';
 import { snapshotXmin } from '../model/txn';
 import { groupBy, sameTag, splitKey } from '../model/util';
-import { cursorSql, runStatement } from './cursor';
+import { addCursor, runStatement } from './cursor';
+import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP } from './names';
 import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, replaySql, verifyReplay } from './replay';
@@ -79,53 +80,57 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
   // A doomed serializable transaction: how many index entries user-index scans returned so far
   // in this transaction (the replay's own), to tell what the statement itself returns.
   const entriesSql = txn.sx?.doomed ? indexEntriesSql(eng) : '';
-  const prefix = `${begin.sql}${gucSql(eng, s)}${advisoryPrefix}${replay.sql}${shadow.sql}${entriesSql ? `${indexEntriesSql(eng, true)};\n` : ''}SAVEPOINT lockstep_q${sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : ''}`;
-  const prefixCount =
-    begin.count +
-    gucCount(eng, s) +
-    s.sessionAdvisory.length +
-    replay.checks.length +
-    shadow.count +
-    (entriesSql ? 1 : 0) +
-    (sampleBefore ? 2 : 1);
+  const b = new Batch()
+    .add('begin', begin.sql, begin.count)
+    .add('gucs', gucSql(eng, s), gucCount(eng, s))
+    .add('advisory', advisoryPrefix, s.sessionAdvisory.length)
+    .add('replay', replay.sql, replay.checks.length)
+    .add('shadow', shadow.sql, shadow.count)
+    .add('entries', entriesSql ? `${indexEntriesSql(eng, true)};\n` : '', entriesSql ? 1 : 0)
+    .add('savepoint', 'SAVEPOINT lockstep_q', 1)
+    .add('sampleBefore', sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : '', sampleBefore ? 1 : 0);
   // One round trip for the usual case: replay, the statement, and what it locked. A locking
-  // SELECT runs row by row as a cursor, in the same round trip (cursorSql, runStatement).
+  // SELECT runs row by row as a cursor, in the same round trip (addCursor, runStatement).
   const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
   // A plain SELECT (or SET/SHOW) locks and writes no rows unless a function in it does: its
   // tuple scan runs only if the sample shows that it took a transaction id.
   const scanAlong =
     st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
-  const all = await eng.ex.run(
-    merged ? `${prefix};\n${st.sql};\n${LOCK_SAMPLE_SQL}${scanAlong ? `;\n${TUPLE_SCAN_SQL}` : ''}` : `${prefix};\n${cursorSql(st.sql)}`,
-  );
-  const pre: RawResult = all.results.length >= prefixCount ? { results: all.results.slice(0, prefixCount), notices: [] } : all;
-  if (pre.error) {
+  const first = merged ? 'statement' : 'cursor';
+  if (merged)
+    b.add('statement', `;\n${st.sql}`, 1)
+      .add('after', `;\n${LOCK_SAMPLE_SQL}`, 1)
+      .add('scan', scanAlong ? `;\n${TUPLE_SCAN_SQL}` : '', scanAlong ? 1 : 0);
+  else addCursor(b, st.sql);
+  const all = await b.run(eng.ex);
+  // An error before the statement is the replay's: an engine error, not the statement's.
+  const preError = all.reached(first) ? undefined : all.error;
+  if (preError) {
     await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
-    throw new EngineInternalError(`replay of session ${s.name} failed: ${pre.error.message}`);
+    throw new EngineInternalError(`replay of session ${s.name} failed: ${preError.message}`);
   }
-  if (begin.exporting) txn.snapshot = eng.ex.readExportedSnapshot(pre.results[1]!.rows![0][0]!);
+  if (begin.exporting) txn.snapshot = eng.ex.readExportedSnapshot(all.get('begin', 1)!.rows![0][0]!);
   if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) {
     txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s));
     txn.sx.vxid = txn.vxid;
   }
   try {
-    verifyReplay(eng, s, pre, begin.count + gucCount(eng, s) + s.sessionAdvisory.length, replay.checks);
+    verifyReplay(eng, s, all, replay.checks);
   } catch (e) {
     await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
     throw e;
   }
-  const before = parseLockSample(sampleBefore ? (pre.results.at(-1)!.rows ?? []) : [], eng.relations);
+  const before = parseLockSample(sampleBefore ? (all.get('sampleBefore')!.rows ?? []) : [], eng.relations);
   let raw: RawResult;
   let order = false;
   let afterRows: (string | null)[][] | undefined;
   let scanRows: (string | null)[][] | undefined;
   if (merged) {
-    const mine = (i: number) => (all.noticeAt?.[i] ?? 0) >= prefixCount;
-    const notices = all.notices.filter((_, i) => mine(i));
-    raw = all.error ? { results: [], error: all.error, notices } : { results: [all.results[prefixCount]], notices };
-    afterRows = all.results[prefixCount + 1]?.rows;
-    scanRows = scanAlong ? all.results[prefixCount + 2]?.rows : undefined;
-  } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all, prefixCount));
+    const notices = all.noticesFrom('statement');
+    raw = all.error ? { results: [], error: all.error, notices } : { results: [all.get('statement')!], notices };
+    afterRows = all.get('after')?.rows;
+    scanRows = scanAlong ? all.get('scan')?.rows : undefined;
+  } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
   let after: LockSample = before;
   let plan: PlanItem[] = [];
   const inserted: DryRun['inserted'] = [];
@@ -193,7 +198,7 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
       // scans returned (each leads to one), from this transaction's own statistics.
       if (entriesSql) {
         const n = await eng.ex.must(entriesSql);
-        const [beforeN, empty] = pre.results[prefixCount - (sampleBefore ? 3 : 2)]?.rows?.[0] ?? [];
+        const [beforeN, empty] = all.get('entries')?.rows?.[0] ?? [];
         ssi.indexEntriesRead = Number(n[0]?.[0] ?? 0) - Number(beforeN ?? 0);
         ssi.emptyTables = new Set((empty ?? '').split(',').filter(Boolean).map(Number));
       }

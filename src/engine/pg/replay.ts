@@ -14,10 +14,11 @@ import { ROW_LOCK_SQL } from '../model/locks/modes';
 import type { LockMode, LockTag, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
 import { CTID_MAP } from './names';
+import { Batch, type BatchResult } from './batch';
 import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
 import { PIN_GID, type Sess } from '../state';
-import type { RawResult } from '../types';
+import type { PgMessage } from '../types';
 
 export type { ImageOp, LogEntry, TupleRef } from '../model/log';
 
@@ -179,15 +180,36 @@ export function gucCount(eng: EngineContext, s: Sess): number {
 }
 
 /** Replay must reproduce every recorded effect; anything else is a visible engine error. */
-export function verifyReplay(
-  eng: EngineContext,
-  s: Sess,
-  r: RawResult,
-  offset: number,
-  checks: ((tag: string | undefined) => string | null)[],
-): void {
+export function verifyReplay(eng: EngineContext, s: Sess, r: BatchResult, checks: ((tag: string | undefined) => string | null)[]): void {
   for (let i = 0; i < checks.length; i++) {
-    const problem = checks[i](r.results[offset + i]?.command);
+    const problem = checks[i](r.get('replay', i)?.command);
     if (problem) throw new EngineInternalError(`replay of session ${s.name} diverged: ${problem}${r.error ? ` (${r.error.message})` : ''}`);
   }
+}
+
+/**
+ * COMMIT in PGlite: the session's log replayed for real and committed. Returns PostgreSQL's
+ * error when the commit fails (then rolled back), else the ctid map of the versions the
+ * transaction created: "rel:recorded ctid" → their committed ctid.
+ */
+export async function commitReplay(
+  eng: EngineContext,
+  s: Sess,
+): Promise<{ error: PgMessage } | { error?: undefined; committed: Map<string, string> }> {
+  const replay = replaySql(s.txn!.log, { replica: replayNeedsReplica(eng, s) });
+  const begin = await beginSql(eng, s, false);
+  const r = await new Batch()
+    .add('begin', begin.sql, begin.count)
+    .add('gucs', gucSql(eng, s), gucCount(eng, s))
+    .add('replay', replay.sql, replay.checks.length)
+    .add('ctidMap', `SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\n`, 1)
+    .add('end', `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`, 3)
+    .run(eng.ex);
+  if (r.error) {
+    await eng.ex.run('ROLLBACK');
+    return { error: r.error };
+  }
+  verifyReplay(eng, s, r, replay.checks);
+  const mapRows = r.get('ctidMap')?.rows ?? [];
+  return { committed: new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])) };
 }

@@ -1,8 +1,8 @@
 /**
  * The heavyweight lock table: a port of PostgreSQL 18's lock.c / proc.c queue rules.
  *
- * State is plain data (LockManagerState) so it clones, serializes and freezes cheaply; the
- * engine keeps one per history step. Mirrors, by function:
+ * State is plain data (LockManagerState) so it clones, serializes and freezes cheaply (a NOWAIT
+ * probe tries an acquisition on a clone; undo replays the history instead). Mirrors, by function:
  *   acquire     LockAcquireExtended + LockCheckConflicts + GrantLock + JoinWaitQueue (proc.c)
  *   release     LockRelease → UnGrantLock + CleanUpLock → ProcLockWakeup
  *   releaseAll  LockErrorCleanup (RemoveFromWaitQueue) + LockReleaseAll
@@ -356,7 +356,7 @@ export class LockManager {
 
   // ─── snapshots ────────────────────────────────────────────────────────────
 
-  /** An independent copy (the engine keeps one per history step). */
+  /** An independent copy (to try an acquisition without changing this table). */
   clone(): LockManager {
     return new LockManager(this.state);
   }
