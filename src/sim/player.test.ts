@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteExecutor } from '../engine/pg/executor';
+import { PgliteExecutor } from '../engine';
 import { ActionRefused, Player, historyIndexOfCursor, type PlayerAction } from './player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';

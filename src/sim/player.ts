@@ -7,8 +7,7 @@
  * scratch ("true undo") and replaying the same actions gives the same snapshot.
  * Runs in Node and in a Worker: no DOM, no timers, no Date.now().
  */
-import { Engine } from '../engine/engine';
-import { PgliteExecutor } from '../engine/pg/executor';
+import { Engine, PgliteExecutor } from '../engine';
 import type { EngineSnapshot } from '../engine/types';
 import type { Permutation, Spec } from '../scenario/types';
 import { checkSpec } from '../scenario/isolation';

@@ -2,8 +2,7 @@
  * The simulator as an isolationtester SessionDriver: the same algorithm that drives real
  * PostgreSQL drives the engine, and time passes only on the virtual clock.
  */
-import { Engine } from '../engine/engine';
-import { PgliteExecutor } from '../engine/pg/executor';
+import { Engine, PgliteExecutor } from '../engine';
 import type { PollResult, SessionDriver, SetupOutput, Spec, StepResult } from '../scenario/types';
 import { normalizeDetailText } from '../scenario/normalize';
 

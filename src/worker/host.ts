@@ -2,8 +2,7 @@
  * The worker's request handler, independent of the Worker API (testable in Node): one PGlite,
  * one Player at a time, requests handled strictly one after another.
  */
-import { PgliteExecutor } from '../engine/pg/executor';
-import { loadParser } from '../engine/sql';
+import { loadParser, PgliteExecutor } from '../engine';
 import { ActionRefused, Player, ScenarioSetupError } from '../sim/player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';

@@ -7,16 +7,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startPostgres, type PgServer } from '../../oracle/server';
-import {
-  diagnosticsDataSql,
-  diagnosticsSql,
-  SHADOW_DDL,
-  DIAGNOSTICS_SCHEMA,
-  shadowSearchPath,
-  virtualTimestamp,
-  type DiagnosticsInput,
-} from './diagnostics';
+import { diagnosticsDataSql, SHADOW_DDL, DIAGNOSTICS_SCHEMA, virtualTimestamp, type DiagnosticsInput } from './diagnostics';
 import { PgliteExecutor } from './executor';
+import { shadowSearchPathSql } from './shadows';
 import type { LockMode, LockRow, SessionSnapshot } from '../types';
 
 const TEXT_TYPES = { getTypeParser: () => (v: string) => v };
@@ -58,18 +51,13 @@ FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespa
 WHERE n.nspname = '${schema}' AND proname IN ('pg_blocking_pids','pg_backend_pid','pg_isolation_test_session_is_blocked','now','transaction_timestamp','statement_timestamp','clock_timestamp')
 ORDER BY 1, 2`;
 
-describe('shadowSearchPath', () => {
-  it('puts the shadow schema and pg_catalog first', () => {
-    expect(shadowSearchPath('"$user", public')).toBe('lockstep_sim, pg_catalog, "$user", public');
-    expect(shadowSearchPath('')).toBe('lockstep_sim, pg_catalog');
-    expect(shadowSearchPath('""')).toBe('lockstep_sim, pg_catalog');
-    expect(shadowSearchPath('app, "My,Schema"')).toBe('lockstep_sim, pg_catalog, app, "My,Schema"');
-  });
-  it("keeps the user's own pg_catalog position and drops a repeated shadow schema", () => {
-    expect(shadowSearchPath('public, pg_catalog')).toBe('lockstep_sim, public, pg_catalog');
-    expect(shadowSearchPath('lockstep_sim, public')).toBe('lockstep_sim, pg_catalog, public');
-  });
-});
+/** The shadows (re)created and fed in one go: tests drop the schema to time its creation. */
+function diagnosticsSql(input: DiagnosticsInput): string {
+  return `${SHADOW_DDL}\n${diagnosticsDataSql(input)}`;
+}
+
+/** The engine's search_path switch for the diagnostics shadows (pg/shadows.ts), for the transaction or the session. */
+const shadowPath = (local = true) => shadowSearchPathSql([DIAGNOSTICS_SCHEMA], local);
 
 describe('virtualTimestamp', () => {
   it('maps virtual ms from the epoch', () => {
@@ -213,7 +201,7 @@ describe('diagnostics shadows on PGlite', () => {
 
   /** Runs `sql` with the shadows in place, inside a transaction that is rolled back; returns every result. */
   async function shadowed(sql: string, inp: DiagnosticsInput = input) {
-    const r = await ex.run(`BEGIN;\n${diagnosticsSql(inp)}\nSET LOCAL search_path = ${shadowSearchPath(userPath)};\n${sql};\nROLLBACK;`);
+    const r = await ex.run(`BEGIN;\n${diagnosticsSql(inp)}\n${shadowPath()}${sql};\nROLLBACK;`);
     if (r.error) {
       await ex.run('ROLLBACK');
       throw new Error(`${r.error.message} [${r.error.sqlstate}]`);
@@ -354,6 +342,16 @@ describe('diagnostics shadows on PGlite', () => {
     expect(own).toHaveLength(2);
   });
 
+  it.each([
+    ['"$user", public', 'lockstep_sim, pg_catalog, "$user", public'],
+    ['public, pg_catalog', 'lockstep_sim, public, pg_catalog'],
+    ['app', 'lockstep_sim, pg_catalog, app'],
+  ])("puts the shadows first on search_path %s, pg_catalog before the user's schemas unless listed", async (user, shown) => {
+    const r = await ex.run(`SET search_path = ${user}; BEGIN; ${shadowPath()} SHOW search_path; ROLLBACK; RESET search_path`);
+    expect(r.error).toBeUndefined();
+    expect(r.results[3]!.rows).toEqual([[shown]]);
+  });
+
   it('leaves no state behind after ROLLBACK (the executor installs the shadow objects once)', async () => {
     await shadowed('SELECT 1');
     const rows = await ex.must(
@@ -365,7 +363,7 @@ describe('diagnostics shadows on PGlite', () => {
   it('handles no locks, no blockers and repeated setup in one transaction', async () => {
     const empty: DiagnosticsInput = { ...input, locks: [], blocking: {} };
     const r = await ex.run(
-      `BEGIN; ${diagnosticsSql(empty)} ${diagnosticsSql(input)} SET LOCAL search_path = ${shadowSearchPath(userPath)}; SELECT count(*) FROM pg_locks WHERE pid <> 4103; ROLLBACK;`,
+      `BEGIN; ${diagnosticsSql(empty)} ${diagnosticsSql(input)} ${shadowPath()} SELECT count(*) FROM pg_locks WHERE pid <> 4103; ROLLBACK;`,
     );
     expect(r.error).toBeUndefined();
     expect(r.results.at(-2)!.rows).toEqual([['10']]);
@@ -379,7 +377,7 @@ describe('diagnostics shadows on PGlite', () => {
       for (let i = 0; i < N; i++) await ex.must(sql);
       return (performance.now() - t) / N;
     };
-    const path = `SET LOCAL search_path = ${shadowSearchPath(userPath)};`;
+    const path = `${shadowPath()}`;
     const raw = await time('BEGIN; SELECT * FROM accounts WHERE id = 1 FOR UPDATE; ROLLBACK;');
     const setup = await time(`BEGIN; ${diagnosticsSql(input)} ROLLBACK;`);
     const tree = await time(`BEGIN; ${diagnosticsSql(input)} ${path} ${BLOCKING_TREE} ROLLBACK;`);
@@ -400,8 +398,8 @@ describe('diagnostics shadows on PGlite', () => {
     await ex.must(SHADOW_DDL);
     try {
       const r = await ex.run(
-        `BEGIN; ${diagnosticsDataSql(input)} SET LOCAL search_path = ${shadowSearchPath(userPath)}; ${BLOCKING_TREE} ROLLBACK;` +
-          `SET search_path = ${shadowSearchPath(userPath)}; SELECT count(*) FROM pg_locks; SELECT count(*), pg_backend_pid(), pg_blocking_pids(4102) FROM pg_stat_activity; RESET search_path;`,
+        `BEGIN; ${diagnosticsDataSql(input)} ${shadowPath()} ${BLOCKING_TREE} ROLLBACK;` +
+          `${shadowPath(false)} SELECT count(*) FROM pg_locks; SELECT count(*), pg_backend_pid(), pg_blocking_pids(4102) FROM pg_stat_activity; RESET search_path;`,
       );
       expect(r.error).toBeUndefined();
       expect(r.results[3]!.rows).toEqual([['4102', Q2, '4101', Q1, 'Lock', 'transactionid']]);
@@ -574,7 +572,7 @@ describe('diagnostics shadows against real PostgreSQL 18', () => {
         `SELECT l.locktype, l.database, c.relname, l.page, l.tuple, l.virtualxid, l.transactionid, l.virtualtransaction, l.pid, a.application_name, l.mode, l.granted, l.fastpath
          FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid LEFT JOIN pg_class c ON c.oid = l.relation WHERE a.application_name IN ('s1','s2')`,
       );
-      const [[dbOid, dbName, user, userPath]] = (await ex.must(
+      const [[dbOid, dbName, user]] = (await ex.must(
         `SELECT d.oid, d.datname, current_user, current_setting('search_path') FROM pg_catalog.pg_database d WHERE d.datname = current_database()`,
       )) as string[][];
       const rels = await ex.must(`SELECT relname, oid FROM pg_catalog.pg_class WHERE relname IN ('accounts', 'accounts_pkey')`);
@@ -618,7 +616,7 @@ describe('diagnostics shadows against real PostgreSQL 18', () => {
         userName: user!,
       };
       const run = async (sql: string) => {
-        const r = await ex.run(`BEGIN; ${diagnosticsSql(input)} SET LOCAL search_path = ${shadowSearchPath(userPath!)}; ${sql}; ROLLBACK;`);
+        const r = await ex.run(`BEGIN; ${diagnosticsSql(input)} ${shadowPath()} ${sql}; ROLLBACK;`);
         expect(r.error).toBeUndefined();
         return r.results.at(-2)!.rows!;
       };

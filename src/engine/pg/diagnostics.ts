@@ -1,9 +1,9 @@
 /**
  * Diagnostics over simulated sessions. PGlite has one backend, so its own pg_locks,
- * pg_stat_activity, pg_blocking_pids() and pg_backend_pid() would show only itself. Before a
- * dry run whose statement mentions them, the engine runs `diagnosticsSql(...)` inside the dry-run
- * transaction and then `SET LOCAL search_path = ${shadowSearchPath(userPath)}`: unqualified names
- * then resolve to objects in DIAGNOSTICS_SCHEMA that show the simulated multi-session truth in
+ * pg_stat_activity, pg_blocking_pids() and pg_backend_pid() would show only itself. The executor
+ * creates the shadow objects once (SHADOW_DDL); before a dry run whose statement mentions them,
+ * the engine runs `diagnosticsDataSql(...)` inside the dry-run transaction and puts
+ * DIAGNOSTICS_SCHEMA first on the search_path (pg/shadows.ts): unqualified names then resolve to objects in DIAGNOSTICS_SCHEMA that show the simulated multi-session truth in
  * PostgreSQL 18's exact shape (column names and types, function signatures). ROLLBACK removes
  * the objects and the transaction-local settings that carry the state.
  *
@@ -23,8 +23,7 @@ import type { LockRow, SessionSnapshot } from '../types';
 
 export const DIAGNOSTICS_SCHEMA = 'lockstep_sim';
 
-/** Virtual time 0 as a timestamptz. */
-export const DIAG_EPOCH = '2026-01-01 00:00:00+00';
+/** Virtual time 0 (2026-01-01 00:00:00+00) in ms. */
 const EPOCH_MS = Date.UTC(2026, 0, 1);
 
 export interface DiagnosticsInput {
@@ -45,7 +44,7 @@ export interface DiagnosticsInput {
   }[];
   /** session → sessions blocking it, in pg_blocking_pids order. */
   blocking: Record<string, string[]>;
-  /** Virtual now, ms since DIAG_EPOCH. */
+  /** Virtual now, ms since virtual time 0 (2026-01-01 00:00:00+00). */
   clockMs: number;
   /** Relation name (as in LockRow.relation) → oid in this database (PGlite's real oids). */
   relationOids: Record<string, number>;
@@ -277,7 +276,7 @@ function lockJson(l: LockRow, relationOids: Record<string, number>): Json {
  */
 export function diagnosticsDataSql(input: DiagnosticsInput): string {
   const me = input.sessions.find((s) => s.name === input.me);
-  if (!me) throw new Error(`diagnosticsSql: unknown session "${input.me}"`);
+  if (!me) throw new Error(`diagnosticsDataSql: unknown session "${input.me}"`);
   const pidOf = new Map(input.sessions.map((s) => [s.name, s.pid]));
   const blocking: Record<string, string> = {};
   for (const s of input.sessions) {
@@ -319,40 +318,4 @@ export function diagnosticsDataSql(input: DiagnosticsInput): string {
     set(G.clockNow, virtualTimestamp(input.clockMs)),
     `pg_catalog.set_config('${G.baseline}', coalesce((SELECT pg_catalog.array_agg(l.relation::text || ':' || l.mode)::text FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'), '{}'), true)`,
   ].join(',\n  ')};`;
-}
-
-/** SQL (several statements) that, run inside the dry-run transaction, creates the shadows. */
-export function diagnosticsSql(input: DiagnosticsInput): string {
-  return `${SHADOW_DDL}\n${diagnosticsDataSql(input)}`;
-}
-
-/** Splits a search_path value (as SHOW prints it) into its entries, keeping quotes. */
-function splitPath(path: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (const ch of path) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === ',' && !quoted) {
-      out.push(cur.trim());
-      cur = '';
-    } else cur += ch;
-  }
-  out.push(cur.trim());
-  return out.filter((e) => e !== '' && e !== '""');
-}
-
-function unquote(entry: string): string {
-  return entry.startsWith('"') && entry.endsWith('"') ? entry.slice(1, -1).replace(/""/g, '"') : entry.toLowerCase();
-}
-
-/**
- * The search_path value for `SET LOCAL search_path = …`: DIAGNOSTICS_SCHEMA first, then the user's
- * path. pg_catalog is inserted right after DIAGNOSTICS_SCHEMA unless the user's path lists it
- * (then its position there is kept, after DIAGNOSTICS_SCHEMA).
- */
-export function shadowSearchPath(userSearchPath: string): string {
-  const entries = splitPath(userSearchPath).filter((e) => unquote(e) !== DIAGNOSTICS_SCHEMA);
-  const hasCatalog = entries.some((e) => unquote(e) === 'pg_catalog');
-  return [DIAGNOSTICS_SCHEMA, ...(hasCatalog ? [] : ['pg_catalog']), ...entries].join(', ');
 }

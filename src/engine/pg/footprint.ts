@@ -51,11 +51,6 @@ FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamesp
 LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
 WHERE c.relkind IN ('r', 'p', 'i', 'I') AND ${USER_NS}`;
 
-/** User tables and indexes by OID. */
-export async function readRelations(ex: PgliteExecutor): Promise<Map<number, RelationInfo>> {
-  return parseRelations(await ex.must('EXECUTE lockstep_relations'));
-}
-
 /** Parses RELATIONS_DEF rows. */
 export function parseRelations(rows: (string | null)[][]): Map<number, RelationInfo> {
   return new Map(
@@ -184,11 +179,6 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   c.relhastriggers OR c.relhasrules
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
-
-/** Reads user tables, their columns and unique indexes (plain-column ones). */
-export async function readCatalog(ex: PgliteExecutor): Promise<CatalogTable[]> {
-  return parseCatalog(await ex.must('EXECUTE lockstep_catalog'));
-}
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {

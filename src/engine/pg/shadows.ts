@@ -37,10 +37,18 @@ export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement): { s
     }
   }
   if (!schemas.length) return { sql: '', count: 0 };
-  // pg_catalog must be listed after the shadows explicitly, or it is searched first.
+  return { sql: sql + shadowSearchPathSql(schemas), count: count + 1 };
+}
+
+/**
+ * One statement that puts `schemas` first on the search_path, for the transaction (`local`) or
+ * the session. pg_catalog must be listed after the shadows explicitly, or it is searched first:
+ * it goes right after them unless the user's path lists it (then its place there is kept).
+ */
+export function shadowSearchPathSql(schemas: string[], local = true): string {
   const path = `pg_catalog.current_setting('search_path')`;
   const tail = `CASE WHEN ${path} ~ '(^|[ ,])pg_catalog([ ,]|$)' THEN ${path} ELSE 'pg_catalog, ' || ${path} END`;
-  return { sql: sql + `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, true);\n`, count: count + 1 };
+  return `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, ${local});\n`;
 }
 
 export function diagnosticsInput(eng: EngineContext, me: Sess): DiagnosticsInput {
