@@ -10,6 +10,7 @@ import { execDml, execStatement } from './statement';
 import { commitTxn, endTxn } from './transaction';
 import { logEntry } from './view/serverLog';
 
+/** Runs the step's statements from the current one until one waits, sleeps or fails, then ends the step. */
 export async function runStep(eng: EngineContext, s: Sess): Promise<void> {
   const step = s.step!;
   while (!step.done && step.idx < step.statements.length) {
@@ -41,6 +42,7 @@ export async function endOfStep(eng: EngineContext, s: Sess): Promise<void> {
   finishStep(eng, s);
 }
 
+/** The step is done: its messages reach the server log, the session's history gets it, idle timers start. */
 export function finishStep(eng: EngineContext, s: Sess): void {
   const step = s.step!;
   step.done = true;
@@ -60,6 +62,7 @@ export function finishStep(eng: EngineContext, s: Sess): void {
     eng.timers.set(s.name, 'idle_in_transaction_session_timeout', eng.clock + s.timeouts.idle);
 }
 
+/** Resumes every woken session whose lock is now granted, in wake order. */
 export async function drainResumes(eng: EngineContext): Promise<void> {
   await maybeUnpin(eng);
   while (eng.resumeQueue.length) {
@@ -89,6 +92,7 @@ export async function resume(eng: EngineContext, s: Sess): Promise<void> {
   await runStep(eng, s);
 }
 
+/** A timer fired: pg_sleep ends, the deadlock check runs, or a timeout fails the step. */
 export async function fire(eng: EngineContext, name: string, kind: TimerKind): Promise<void> {
   const s = sess(eng, name);
   const step = s.step;

@@ -204,6 +204,7 @@ export function addSession(eng: ModelState, name: string, index: number): void {
   });
 }
 
+/** The named session (an unknown name is a caller bug). */
 export function sess(eng: ModelState, name: string): Sess {
   const s = eng.sessions.get(name);
   if (!s) throw new Error(`unknown session "${name}"`);
@@ -219,18 +220,22 @@ export function statusOf(eng: ModelState, name: string | Sess): StepStatus {
   return 'waiting';
 }
 
+/** Queues woken sessions for drainResumes, once each. */
 export function queueResumes(eng: ModelState, procs: ProcId[]): void {
   for (const p of procs) if (!eng.resumeQueue.includes(p)) eng.resumeQueue.push(p);
 }
 
+/** Whether a boolean GUC is on for the session. */
 export function gucOn(eng: ModelState, s: Sess, name: string): boolean {
   return s.gucs[name] === 'on';
 }
 
+/** Cancels the session's timers of these kinds. */
 export function cancelTimers(eng: ModelState, s: Sess, kinds: TimerKind[]): void {
   eng.timers.cancel(s.name, kinds);
 }
 
+/** Appends an event to the engine's event log. */
 export function event(eng: ModelState, e: EngineEvent): void {
   eng.events.push(e);
 }

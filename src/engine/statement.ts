@@ -106,11 +106,13 @@ export async function execPrepared(
   }
 }
 
+/** (Re)starts statement_timeout for the statement about to run. */
 export function startStatementTimer(eng: EngineContext, s: Sess): void {
   cancelTimers(eng, s, ['statement_timeout']);
   if (s.timeouts.statement > 0) eng.timers.set(s.name, 'statement_timeout', eng.clock + s.timeouts.statement);
 }
 
+/** SET TRANSACTION / SET SESSION CHARACTERISTICS: the isolation level, before the first statement. */
 export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Classified, { kind: 'set' }>): 'ok' | 'error' {
   const step = s.step!;
   if (cls.name === 'session characteristics') {
@@ -128,6 +130,7 @@ export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Cla
   return 'ok';
 }
 
+/** Runs a statement through a dry run and walks its plan: it completes, waits or fails. */
 export async function execDml(eng: EngineContext, s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
   const step = s.step!;
   if (step.cancelled) {

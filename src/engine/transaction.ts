@@ -12,6 +12,7 @@ import type { Classified } from './sql';
 import { queueResumes, type Sess } from './state';
 import type { IsolationLevel, PgMessage } from './types';
 
+/** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE and ROLLBACK TO, with PostgreSQL's warnings and errors. */
 export async function execTxnControl(
   eng: EngineContext,
   s: Sess,

@@ -137,6 +137,7 @@ export function keyOwner(eng: ModelState, s: Sess, index: string, key: string): 
   return undefined;
 }
 
+/** Waits for another transaction to end (XactLockTableWait): a ShareLock request on its xid. */
 export function waitOnXid(
   eng: ModelState,
   s: Sess,
@@ -160,6 +161,7 @@ export function waitOnXid(
   });
 }
 
+/** A lock request that was not granted: the step waits (timers start) or, on an early deadlock, fails. */
 export function handleAcquire(
   eng: ModelState,
   s: Sess,
@@ -182,6 +184,7 @@ export function handleAcquire(
   return 'wait';
 }
 
+/** The session is the deadlock victim: 40P01 with DeadLockReport's DETAIL, logged, and its wait ends. */
 export function deadlockVictim(
   eng: ModelState,
   s: Sess,
@@ -213,10 +216,12 @@ export function failWaitingStep(eng: ModelState, s: Sess): void {
   abortTxnState(eng, s, true);
 }
 
+/** Takes the session off the wait queue it is on, if any; returns the sessions that wake. */
 export function cancelWaitIfAny(eng: ModelState, s: Sess): ProcId[] {
   return eng.lm.waitingFor(s.proc) ? eng.lm.cancelWait(s.proc) : [];
 }
 
+/** Lets go of the statement's heavyweight tuple lock on `t` (the row is the statement's now). */
 export function releaseTupleLock(eng: ModelState, s: Sess, t: TupleId): void {
   const step = s.step!;
   const txn = s.txn!;
@@ -253,6 +258,7 @@ export function releaseStaleTupleLocks(eng: ModelState, s: Sess, plan: PlanItem[
   }
 }
 
+/** Lets go of every tuple lock the statement still holds (it completed). */
 export function releaseTupleLocks(eng: ModelState, s: Sess): void {
   const step = s.step!;
   const txn = s.txn!;

@@ -16,6 +16,7 @@ import {
   messageEntry,
 } from '../view/serverLog';
 
+/** A timeout's error reaches the server log when it is raised. */
 export function timeoutLog(eng: ModelState, s: Sess, error: PgMessage): void {
   eng.loggedErrors.add(error);
   eng.serverLog.push(...messageEntry(eng.clock, s.pid, error, s.query));

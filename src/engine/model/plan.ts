@@ -51,6 +51,7 @@ export function buildPlan(
   return plan;
 }
 
+/** Whether another session holds one of the plan's rows in a conflicting mode. */
 export function hasRowConflicts(eng: ModelState, s: Sess, plan: PlanItem[]): boolean {
   return plan.some((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
 }

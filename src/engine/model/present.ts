@@ -4,6 +4,7 @@ import type { LockTag } from './locks/types';
 import { DATABASE_OID, FIRST_USER_OID, type ModelState, type Sess } from '../state';
 import type { SessionState, WaitReason } from '../types';
 
+/** DescribeLockTag's words for a lock tag, with OIDs as shown. */
 export function describe(eng: ModelState, tag: LockTag): string {
   return describeLockTag(presentTag(eng, tag), DATABASE_OID);
 }
@@ -17,6 +18,7 @@ export function vOid(eng: ModelState, real: number): number {
   return eng.oidBase === null ? real : real - eng.oidBase + FIRST_USER_OID;
 }
 
+/** The tag with its relation OID as shown to people (vOid). */
 export function presentTag(eng: ModelState, tag: LockTag): LockTag {
   return tag.type === 'relation' || tag.type === 'tuple' ? { ...tag, oid: vOid(eng, tag.oid) } : tag;
 }
@@ -33,6 +35,7 @@ export function friendly(eng: ModelState, tag: LockTag): string {
   }
 }
 
+/** What the session waits for and on whom, for the UI (undefined when it does not wait). */
 export function waitReason(eng: ModelState, s: Sess): WaitReason | undefined {
   const w = s.step?.wait;
   if (!w) return undefined;
@@ -50,6 +53,7 @@ export function waitReason(eng: ModelState, s: Sess): WaitReason | undefined {
   };
 }
 
+/** pg_stat_activity.state of the session (plus waiting). */
 export function stateOf(eng: ModelState, s: Sess): SessionState {
   if (s.step && !s.step.done) return s.step.wait ? 'waiting' : 'active';
   if (s.txn && !s.txn.implicit) return s.txn.aborted ? 'idle in transaction (aborted)' : 'idle in transaction';

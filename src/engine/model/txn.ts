@@ -4,6 +4,7 @@ import type { ProcId, Xid } from './locks/types';
 import { cancelTimers, event, type ModelState, queueResumes, type Sess } from '../state';
 import type { IsolationLevel } from '../types';
 
+/** Opens a transaction (implicit for a single statement) and takes its virtualxid lock. */
 export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?: string): void {
   s.vxidCounter++;
   s.txn = {
@@ -101,6 +102,7 @@ export function endTxnState(eng: ModelState, s: Sess, committed: boolean): { wok
   return { woken, hadSets: txn.sets.length + txn.localSets.length > 0 };
 }
 
+/** Gives the transaction its top-level xid and takes the ExclusiveLock on it. */
 export function assignXid(eng: ModelState, s: Sess): void {
   const xid = eng.nextXid++;
   s.txn!.xid = xid;

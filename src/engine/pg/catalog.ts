@@ -8,6 +8,7 @@ import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
 
+/** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);

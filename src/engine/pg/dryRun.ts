@@ -248,6 +248,7 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
   };
 }
 
+/** The replay's own versions: "rel:current ctid" → the version id they were recorded under. */
 export async function ctidBackMap(eng: EngineContext, run: DryRunContext): Promise<Map<string, string>> {
   const back = new Map<string, string>();
   for (const [rel, orig, cur] of await must(eng, run, CTID_BACK_SQL)) back.set(`${rel}:${cur}`, orig!);

@@ -145,6 +145,7 @@ export async function maybeUnpin(eng: EngineContext): Promise<void> {
   eng.pinned = false;
 }
 
+/** The session's SET statements, in replay order (session, transaction, SET LOCAL). */
 export function gucSql(eng: EngineContext, s: Sess): string {
   const t = s.txn;
   const all = [...s.sets, ...(t?.sets ?? []), ...(t?.localSets ?? [])];
@@ -174,6 +175,7 @@ export function replayNeedsReplica(eng: EngineContext, s: Sess): boolean {
   return false;
 }
 
+/** How many results gucSql produces. */
 export function gucCount(eng: EngineContext, s: Sess): number {
   const t = s.txn;
   return s.sets.length + (t?.sets.length ?? 0) + (t?.localSets.length ?? 0);

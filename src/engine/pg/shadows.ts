@@ -51,6 +51,7 @@ export function shadowSearchPathSql(schemas: string[], local = true): string {
   return `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, ${local});\n`;
 }
 
+/** The simulated state the diagnostics shadows show the asking session. */
 export function diagnosticsInput(eng: EngineContext, me: Sess): DiagnosticsInput {
   const snap = snapshotOf(eng);
   const live = new Set([...eng.sessions.values()].filter((x) => !x.terminated).map((x) => x.name));

@@ -90,6 +90,7 @@ export function snapshotOf(eng: ModelState): EngineSnapshot {
   });
 }
 
+/** SERIALIZABLE transactions, their SIREAD locks and rw-conflicts, for the UI. */
 export function ssiSnapshot(eng: ModelState): { ssi?: SsiSnapshot } {
   const all = eng.ssi.all();
   if (!all.length) return {};
