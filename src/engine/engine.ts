@@ -1,9 +1,8 @@
 /**
- * The Lockstep engine: several PostgreSQL sessions on one PGlite.
- *
- * PGlite executes (dry runs inside rolled-back transactions) and reports what each statement
- * locks; the pure lock model (./locks) decides grants, waits and deadlock victims on a
- * virtual clock. See docs/engine.md for the protocol and its known limits.
+ * The Lockstep engine: several PostgreSQL sessions on one PGlite. This class is the thin async
+ * orchestrator: it sequences pg/ (PGlite works out facts about each statement in a rolled-back
+ * dry run) and model/ (the pure lock model decides grants, waits and deadlock victims on a
+ * virtual clock) over one EngineContext. See docs/engine.md for the map and the protocol.
  */
 import { newContext, type EngineContext } from './context';
 import { failWaitingStep } from './model/acquire';

@@ -4,7 +4,7 @@
  * OnConflict_CheckForSerializationFailure, PreCommit_CheckForSerializationFailure,
  * ReleasePredicateLocks and ClearOldPredicateLocks). Pure: no PGlite, no DOM.
  *
- * What feeds it (engine.ts): which SIREAD locks a statement takes is read back from PGlite
+ * What feeds it (pg/ssiProbe.ts, pg/dryRun.ts): which SIREAD locks a statement takes is read back from PGlite
  * itself (pg_locks rows with mode SIReadLock, inside the dry run: PostgreSQL decides the
  * granularity, relation / page / tuple, from the plan it chose), and which tuples a statement
  * writes from the tuple headers. What the port decides: rw-conflicts between the simulated

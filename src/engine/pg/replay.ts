@@ -75,7 +75,7 @@ export function opSql(op: ImageOp): string {
  * Replay SQL for a log, and a check per produced result (null = fine, else what went wrong).
  * `replica: false` leaves out the session_replication_role switch around row images: only for
  * logs whose images touch no table with triggers or rules (the engine decides, see
- * Engine.replayNeedsReplica), where it changes nothing but costs a plan-cache reset.
+ * replayNeedsReplica), where it changes nothing but costs a plan-cache reset.
  */
 export function replaySql(
   log: LogEntry[],
