@@ -174,7 +174,7 @@ export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<Br
   if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html'))) {
     // The app imports the prebuilt data directory (what `npm run build` makes in prebuild).
     if (!existsSync(join(ROOT, 'src/worker/pgdata.tgz'))) {
-      const { PgliteExecutor } = await import('../src/engine/executor/pglite');
+      const { PgliteExecutor } = await import('../src/engine/pg/executor');
       const dump = await PgliteExecutor.dumpFresh();
       writeFileSync(join(ROOT, 'src/worker/pgdata.tgz'), Buffer.from(await dump.arrayBuffer()));
     }

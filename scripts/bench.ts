@@ -18,8 +18,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSpec } from '../src/scenario/isolation';
-import { SimDriver } from '../src/engine/simDriver';
-import { PgliteExecutor } from '../src/engine/executor/pglite';
+import { SimDriver } from '../src/sim/simDriver';
+import { PgliteExecutor } from '../src/engine';
 import { PgDriver } from '../src/oracle/pgDriver';
 import { startPostgres } from '../src/oracle/server';
 import { loadScenario } from '../src/cli/load';

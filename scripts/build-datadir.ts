@@ -4,7 +4,7 @@
  * is about 4× faster). Run by `npm start` and `npm run build` (prestart/prebuild).
  */
 import { writeFileSync } from 'node:fs';
-import { PgliteExecutor } from '../src/engine/executor/pglite';
+import { PgliteExecutor } from '../src/engine';
 
 const dump = await PgliteExecutor.dumpFresh();
 

@@ -3,7 +3,7 @@
  * lesson file) on the simulator and prints the isolationtester's output or JSON traces.
  */
 import { formatText, runSpec, toTraces } from '../scenario/isolation';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import type { Spec } from '../scenario/types';
 import { loadScenario } from './load';
 

@@ -6,7 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSpec, toTraces } from '../scenario/isolation';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import { PgDriver } from '../oracle/pgDriver';
 import { startPostgres, type PgServer } from '../oracle/server';
 import { compareTraces, formatDivergences } from '../oracle/compare';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine';
-import { PgliteExecutor } from './executor/pglite';
+import { PgliteExecutor } from './pg/executor';
 
 let ex: PgliteExecutor;
 beforeAll(async () => {

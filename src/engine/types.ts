@@ -2,11 +2,44 @@
  * The engine's public, JSON-serializable state: what the UI renders after every event.
  * Snapshots are immutable plain data; history is a list of them (undo moves an index).
  */
-import type { LockMode, LockTag, RowLockMode } from './locks/types';
-import type { PgMessage, StatementResult } from '../scenario/types';
+import type { LockMode, LockTag, RowLockMode } from './model/locks/types';
 
-export type { LockMode, LockTag, RowLockMode } from './locks/types';
-export type { PgMessage, StatementResult } from '../scenario/types';
+export type { LockMode, LockTag, RowLockMode } from './model/locks/types';
+
+/** A PostgreSQL error or notice as the wire protocol reports it (ErrorResponse / NoticeResponse). */
+export interface PgMessage {
+  severity: string;
+  sqlstate: string;
+  message: string;
+  detail?: string;
+  hint?: string;
+  context?: string;
+  position?: number;
+}
+
+/** One statement's result inside a step (simple query protocol: one per statement). */
+export interface StatementResult {
+  /** The CommandComplete tag, e.g. "UPDATE 1", "SELECT 2", "BEGIN". */
+  command: string;
+  columns?: string[];
+  rows?: (string | null)[][];
+}
+
+/** What a step produced once it is done. */
+export interface StepResult {
+  results: StatementResult[];
+  error?: PgMessage;
+  notices: PgMessage[];
+}
+
+/** The outcome of one simple-protocol query string. */
+export interface RawResult {
+  results: StatementResult[];
+  error?: PgMessage;
+  notices: PgMessage[];
+  /** For each notice, how many statements had completed before it (which statement raised it). */
+  noticeAt?: number[];
+}
 
 /** pg_stat_activity.state, plus 'waiting' (active and blocked on a lock). */
 export type SessionState = 'idle' | 'active' | 'waiting' | 'idle in transaction' | 'idle in transaction (aborted)';

@@ -14,7 +14,7 @@ import { rebuildScenario } from './rebuild';
 import { scenarioIssues, scenarioToSpec, type LabScenario } from '../scenario/labScenario';
 import { parseSpec } from '../scenario/spec';
 import { runSpec } from '../scenario/isolation';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import { exploreBatch, summarize } from '../scenario/explore';
 import { LoggingPgDriver } from '../../tests/support/serverLog';
 

@@ -5,7 +5,7 @@
  * pids, modes and objects are the log's, and a process's xid is the one its waiter waits for.
  */
 import type { EngineSnapshot, LockRow, SessionSnapshot, WaitEdge } from '../engine/types';
-import { TABLE_LOCK_MODES, type LockMode, type LockTag, type Xid } from '../engine/locks/types';
+import { TABLE_LOCK_MODES, type LockMode, type LockTag, type Xid } from '../engine/model/locks/types';
 import type { CycleEdge, Explanation } from './explain';
 import type { LockObject } from './parse';
 

@@ -5,8 +5,7 @@
  * when other workers commit or when the engine's timers (deadlock_timeout, lock_timeout) fire.
  * Deterministic for a seed: no wall clock and no Math.random decide anything.
  */
-import { Engine } from '../engine/engine';
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { Engine, PgliteExecutor } from '../engine';
 import type { StepResult } from '../scenario/types';
 import { backoffMs, hasNextAttempt, isRetryable, outcomeOf } from './policy';
 import { createRng, type Rng } from './prng';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseSpec } from './spec';
 import { countAllPermutations, iterateAllPermutations } from './permutations';
 import { classify, dataText, exploreBatch, fnv1a, summarize, type FinalTable, type InterleavingOutcome } from './explore';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import type { Spec } from './types';
 
 const root = join(__dirname, '..', '..');

@@ -5,7 +5,7 @@ import { parseSpec } from './spec';
 import { specTitle as specTitleOf } from './labScenario';
 import { runSpec } from './isolation';
 import { transcriptMarkdown, transcriptText } from './transcript';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import { expectFile } from '../../tests/support/expectedFile';
 
 /**

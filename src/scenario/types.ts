@@ -2,6 +2,7 @@
  * Scenario model shared by the .spec parser/writer, the lesson format, the isolationtester
  * algorithm and both drivers (simulator and real PostgreSQL). Pure data.
  */
+import type { PgMessage, StepResult } from '../engine/types';
 
 /** One step of a session: a name and the SQL text sent as one simple-protocol query. */
 export interface SpecStep {
@@ -93,31 +94,7 @@ export interface PermutationTrace {
   trailingNotices?: string[];
 }
 
-/** A PostgreSQL error or notice as the wire protocol reports it (ErrorResponse / NoticeResponse). */
-export interface PgMessage {
-  severity: string;
-  sqlstate: string;
-  message: string;
-  detail?: string;
-  hint?: string;
-  context?: string;
-  position?: number;
-}
-
-/** One statement's result inside a step (simple query protocol: one per statement). */
-export interface StatementResult {
-  /** The CommandComplete tag, e.g. "UPDATE 1", "SELECT 2", "BEGIN". */
-  command: string;
-  columns?: string[];
-  rows?: (string | null)[][];
-}
-
-/** What a step produced once it is done. */
-export interface StepResult {
-  results: StatementResult[];
-  error?: PgMessage;
-  notices: PgMessage[];
-}
+export type { PgMessage, StatementResult, StepResult } from '../engine/types';
 
 /**
  * The isolationtester algorithm (src/scenario/isolation.ts) drives sessions through this

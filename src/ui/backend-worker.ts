@@ -6,7 +6,7 @@ import { parseInterview, parseLesson, type Interview, type Lesson, type Localize
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { ScenarioSource } from '../worker/protocol';
 import { parseCourse, type Course } from '../scenario/course';
-import type { PlayerView } from '../engine/player';
+import type { PlayerFrame } from '../sim/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
 import { watchdog } from './state/watchdog.svelte';
@@ -157,7 +157,7 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
   let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null } | null = null;
   // The open scenario's key and the stopped script items last saved for it.
   let opened: { key: string; saved: number } | null = null;
-  const state = (v: PlayerView): PlayerState => {
+  const state = (v: PlayerFrame): PlayerState => {
     if (opened && client.cancelledSteps.length !== opened.saved) {
       saveCancelled(opened.key, client.cancelledSteps);
       opened.saved = client.cancelledSteps.length;
@@ -170,7 +170,7 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
     async open(source) {
       current = null;
       opened = null;
-      const open = async (s: ScenarioSource): Promise<PlayerView> => {
+      const open = async (s: ScenarioSource): Promise<PlayerFrame> => {
         const key = scenarioKey(s);
         const cancelled = loadCancelled(key);
         const view = await client.open(s, cancelled);

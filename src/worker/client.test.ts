@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EngineClient, explain, type Overdue, type WorkerLike } from './client';
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerFrame } from '../sim/player';
 import type { Request, Response } from './protocol';
 
 /** A fake worker that keeps a history and never answers an ad-hoc statement containing "RECURSIVE". */
@@ -19,7 +19,7 @@ class FakeWorker implements WorkerLike {
     if (req.type === 'action') this.history.push(req.action);
     if (req.type === 'replay') this.history = [...req.history];
     const cursor = this.history.filter((a) => a.type === 'step').length;
-    const state = { snapshot: {}, script: [], cursor, offScript: this.history.some((a) => a.type !== 'step') } as unknown as PlayerView;
+    const state = { snapshot: {}, script: [], cursor, offScript: this.history.some((a) => a.type !== 'step') } as unknown as PlayerFrame;
     const res: Response = { id: req.id, ok: true, state, history: [...this.history], timing: { handleMs: 1 } };
     this.deliver(req, res);
   }
@@ -183,7 +183,7 @@ describe('EngineClient countdown (onOverdue)', () => {
     expect(workers[0].terminated).toBe(false);
     // The worker answers at last (the heavy statement finished).
     const req = workers[0].received.at(-1)!;
-    const view = { snapshot: {}, script: [], cursor: 0, offScript: true } as unknown as PlayerView;
+    const view = { snapshot: {}, script: [], cursor: 0, offScript: true } as unknown as PlayerFrame;
     workers[0].onmessage?.({ data: { id: req.id, ok: true, state: view, history: [slow], timing: { handleMs: 90 } } } as MessageEvent);
     const state = await pending;
     expect(state.error).toBeUndefined();

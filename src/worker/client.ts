@@ -10,7 +10,7 @@
  * whose worker crashed, is left out.
  * Without `onOverdue` a request is stopped as soon as it overruns its limit.
  */
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerFrame } from '../sim/player';
 import { isResponse, type Command, type LocksAnswer, type Response, type ScenarioSource, type Timing } from './protocol';
 
 /** What a 'locks' request came to: the worker's answer, or the watchdog stopping it (the worker was replaced). */
@@ -107,7 +107,7 @@ export class EngineClient {
   }
 
   /** Opens a scenario; the start of its script. `cancelledSteps`: script items stopped before, run as cancelled. */
-  open(source: ScenarioSource, cancelledSteps: readonly number[] = []): Promise<PlayerView> {
+  open(source: ScenarioSource, cancelledSteps: readonly number[] = []): Promise<PlayerFrame> {
     return this.serial(async () => {
       this.source = source;
       this.history = [];
@@ -159,12 +159,12 @@ export class EngineClient {
   }
 
   /** Performs one action (next step, ad-hoc SQL, clock move). */
-  act(action: PlayerAction): Promise<PlayerView> {
+  act(action: PlayerAction): Promise<PlayerFrame> {
     return this.serial(() => this.call({ type: 'action', action }, this.limits.actionMs));
   }
 
   /** Restores the state at a script cursor (undo, or steps forward), or a moment `atMs` inside that step. */
-  goto(cursor: number, atMs?: number): Promise<PlayerView> {
+  goto(cursor: number, atMs?: number): Promise<PlayerFrame> {
     return this.serial(() => {
       const forward = cursor > this.cursor;
       const limit = forward ? this.rebuildLimit(cursor - this.cursor) : this.rebuildLimit(this.history.length) + this.replayCost();
@@ -173,7 +173,7 @@ export class EngineClient {
   }
 
   /** Back to the start of the script. */
-  reset(): Promise<PlayerView> {
+  reset(): Promise<PlayerFrame> {
     return this.serial(() => this.call({ type: 'reset' }, this.rebuildLimit(0)));
   }
 
@@ -210,7 +210,7 @@ export class EngineClient {
   }
 
   /** Sends a command; on a lost worker, restarts it, rebuilds, and explains in `error`. */
-  private async call(cmd: Command, limitMs: number): Promise<PlayerView> {
+  private async call(cmd: Command, limitMs: number): Promise<PlayerFrame> {
     let r: Response;
     try {
       r = await this.send(cmd, limitMs, !!this.opts.onOverdue);
@@ -224,7 +224,7 @@ export class EngineClient {
   }
 
   /** Takes the worker's state and history; `oneAction`: the answer to a single action, whose cost is then known. */
-  private accept(r: Response, oneAction = false): PlayerView {
+  private accept(r: Response, oneAction = false): PlayerFrame {
     if (!r.ok) throw new Error(r.message);
     if (!('state' in r)) throw new Error('unexpected answer from the engine worker');
     const costs = this.costs.slice(0, r.history.length);
@@ -237,7 +237,7 @@ export class EngineClient {
   }
 
   /** A new worker, the scenario reopened, the confirmed history replayed (then `cancelled`, if given). */
-  private async recover(error: string, cancelled?: PlayerAction): Promise<PlayerView> {
+  private async recover(error: string, cancelled?: PlayerAction): Promise<PlayerFrame> {
     const t0 = performance.now();
     this.worker.terminate();
     this.worker = this.opts.createWorker();

@@ -2,7 +2,7 @@
  * Starts the executor in a Worker from the prebuilt data directory (src/worker/pgdata.tgz, made
  * by scripts/build-datadir.ts before `npm start` and `npm run build`), else with initdb.
  */
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine';
 import pgdataUrl from './pgdata.tgz?url';
 
 /** PGlite from the prebuilt cluster if it can be fetched, otherwise a fresh initdb. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Host } from './host';
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine';
 import type { Response } from './protocol';
 
 let ex: PgliteExecutor | undefined;

@@ -2,16 +2,15 @@
  * The worker's request handler, independent of the Worker API (testable in Node): one PGlite,
  * one Player at a time, requests handled strictly one after another.
  */
-import { PgliteExecutor } from '../engine/executor/pglite';
-import { loadParser } from '../engine/sql';
-import { ActionRefused, Player, ScenarioSetupError } from '../engine/player';
+import { loadParser, PgliteExecutor } from '../engine';
+import { ActionRefused, Player, ScenarioSetupError } from '../sim/player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';
 import type { Spec } from '../scenario/types';
 import type { Command, Request, Response, ScenarioSource } from './protocol';
-import { SimDriver } from '../engine/simDriver';
+import { SimDriver } from '../sim/simDriver';
 import { exploreBatch, invariantHolds, type ExploreBatch } from '../scenario/explore';
-import { measureStatementLocks } from '../engine/executor/statementLocks';
+import { measureStatementLocks } from '../engine/pg/statementLocks';
 import { parseSync } from 'libpg-query';
 import { syntaxProblem } from './sqlcheck';
 import type { LocksAnswer } from './protocol';

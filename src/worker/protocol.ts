@@ -2,11 +2,11 @@
  * The message protocol between the main thread (client.ts) and the engine Worker (worker.ts).
  * Every request carries an id; the worker answers each one exactly once, errors as data.
  */
-import type { PlayerAction, PlayerView } from '../engine/player';
+import type { PlayerAction, PlayerFrame } from '../sim/player';
 import type { ExploreBatch } from '../scenario/explore';
-import type { StatementLocks } from '../engine/executor/statementLocks';
+import type { StatementLocks } from '../engine/pg/statementLocks';
 
-export type { RelationLock, RowLock, StatementLocks } from '../engine/executor/statementLocks';
+export type { RelationLock, RowLock, StatementLocks } from '../engine/pg/statementLocks';
 import type { SyntaxProblem } from './sqlcheck';
 
 /** What to play: a lesson's YAML (compiled in the worker) or isolationtester spec text. */
@@ -51,7 +51,7 @@ export type FailureKind = 'no-scenario' | 'invalid-source' | 'fatal';
 
 /** The answer to one request. `history` lets the client rebuild a replacement worker. */
 export type Response =
-  | { id: number; ok: true; state: PlayerView; history: PlayerAction[]; timing: Timing }
+  | { id: number; ok: true; state: PlayerFrame; history: PlayerAction[]; timing: Timing }
   | { id: number; ok: true; pong: true; timing: Timing }
   | { id: number; ok: true; explored: ExploreBatch; timing: Timing }
   | { id: number; ok: true; locks: LocksAnswer; timing: Timing }

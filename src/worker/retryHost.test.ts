@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { RetryHost } from './retryHost';
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine/pg/executor';
 import { DEFAULT_CONFIG, type LabConfig } from '../retrylab/types';
 import type { RetryReply } from './retryProtocol';
 

@@ -3,7 +3,7 @@
  * runs a sweep of lab configurations on one PGlite, reports progress and results, and stops
  * between statements when the sweep is cancelled.
  */
-import { PgliteExecutor } from '../engine/executor/pglite';
+import { PgliteExecutor } from '../engine/pg/executor';
 import { runLab } from '../retrylab/runner';
 import type { RetryReply, RetryRequest } from './retryProtocol';
 

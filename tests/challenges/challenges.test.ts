@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { PgDriver } from '../../src/oracle/pgDriver';
 import { exploreBatch, invariantHolds, type InterleavingOutcome } from '../../src/scenario/explore';
 import { countPermutations } from '../../src/scenario/permutations';

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { runSpec, toTraces } from '../../src/scenario/isolation';
 import { writeSpec } from '../../src/scenario/spec';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { PgDriver } from '../../src/oracle/pgDriver';
 import { compareTraces, formatDivergences } from '../../src/oracle/compare';
 import type { PermutationTrace, Spec } from '../../src/scenario/types';

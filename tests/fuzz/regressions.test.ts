@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parseSpec } from '../../src/scenario/spec';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { compareOnSim, playOnReal } from './harness';
 
 const dir = join(new URL('.', import.meta.url).pathname, 'regressions');

@@ -4,7 +4,7 @@
  * and a summary line; exits 1 on any divergence.
  */
 import { startPostgres } from '../../src/oracle/server';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { compareOnSim, playOnReal } from './harness';
 import { generateSsi } from './ssi-generate';
 

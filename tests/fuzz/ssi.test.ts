@@ -7,7 +7,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { compareOnSim, playOnReal } from './harness';
 import { generateSsi } from './ssi-generate';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 
 const SEEDS = Number(process.env.SSI_FUZZ_SEEDS ?? 60);
 

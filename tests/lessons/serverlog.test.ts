@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../src/cli/load';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { runSpec } from '../../src/scenario/isolation';
 import type { Spec } from '../../src/scenario/types';
 import { LoggingPgDriver, normalizeLog } from '../support/serverLog';

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
-import { PgliteExecutor } from '../../src/engine/executor/pglite';
-import { measureStatementLocks, type StatementLocks } from '../../src/engine/executor/statementLocks';
+import { PgliteExecutor } from '../../src/engine/pg/executor';
+import { measureStatementLocks, type StatementLocks } from '../../src/engine/pg/statementLocks';
 import { startPostgres, type PgServer } from '../../src/oracle/server';
 import { EVERYDAY, SAMPLE_SCHEMA } from '../../src/ui/model/statementLocks';
 

@@ -4,7 +4,7 @@
  * real PostgreSQL (PgDriver), and the traces must match event by event.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { PgDriver } from '../../src/oracle/pgDriver';
 import { compareTraces, formatDivergences } from '../../src/oracle/compare';
 import { runSpec, toTraces } from '../../src/scenario/isolation';

@@ -3,7 +3,7 @@
  * strategies, and the pure policy/codegen pieces.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteExecutor } from '../../src/engine/executor/pglite';
+import { PgliteExecutor } from '../../src/engine';
 import { runLab } from '../../src/retrylab/runner';
 import { isRetryable } from '../../src/retrylab/policy';
 import { percentiles } from '../../src/retrylab/stats';

@@ -3,7 +3,7 @@
  * random, never after the last run, and the same backoff after a failed COMMIT.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteExecutor } from '../../src/engine/executor/pglite';
+import { PgliteExecutor } from '../../src/engine';
 import { goCode, tsCode } from '../../src/retrylab/codegen';
 import { backoffCeilingMs, backoffMs, hasNextAttempt } from '../../src/retrylab/policy';
 import { createRng } from '../../src/retrylab/prng';

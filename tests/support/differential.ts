@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { runSpec, toTraces } from '../../src/scenario/isolation';
-import { SimDriver } from '../../src/engine/simDriver';
+import { SimDriver } from '../../src/sim/simDriver';
 import { PgDriver } from '../../src/oracle/pgDriver';
 import { compareTraces, formatDivergences } from '../../src/oracle/compare';
 import { loadScenario } from '../../src/cli/load';

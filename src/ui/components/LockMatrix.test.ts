@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fireEvent, render, screen, within } from '@testing-library/svelte';
 import LockMatrix from './LockMatrix.svelte';
 import { deadlockCycle, deadlockScenario } from '../fixtures/deadlock';
-import { LOCK_CONFLICTS, TABLE_LOCK_MODES } from '../../engine/locks/modes';
+import { LOCK_CONFLICTS, TABLE_LOCK_MODES } from '../../engine/model/locks/modes';
 
 describe('LockMatrix', () => {
   it('renders the 8×8 and 4×4 tables of modes.ts', () => {

@@ -2,7 +2,7 @@
  * English UI text. This object defines the dictionary's shape; every other language must
  * provide the same keys (checked by the `Messages` type). Lock-mode explanations are data here.
  */
-import type { LockMode, RowLockStrength } from '../../engine/locks/types';
+import type { LockMode, RowLockStrength } from '../../engine/model/locks/types';
 import type { RowLockMode } from '../../engine/types';
 import type { LineOutcome, SessionStateKey } from '../model/session';
 import type { Alternative } from '../model/statementLocks';

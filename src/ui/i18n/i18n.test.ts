@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGES, langFromNavigator, localized } from './index';
-import { TABLE_LOCK_MODES, ROW_LOCK_MODES } from '../../engine/locks/modes';
+import { TABLE_LOCK_MODES, ROW_LOCK_MODES } from '../../engine/model/locks/modes';
 
 /** Every key path of a dictionary, with the type of its leaf. */
 function shape(x: unknown, prefix = ''): string[] {

@@ -1,6 +1,6 @@
 /** pg_locks table ordering and cell text. */
 import type { EngineSnapshot, LockRow } from '../../engine/types';
-import { lockModeNumber } from '../../engine/locks/modes';
+import { lockModeNumber } from '../../engine/model/locks/modes';
 import { sireadLockRows, type PgLocksRow } from './ssi';
 
 const LOCKTYPE_ORDER: Readonly<Record<LockRow['locktype'], number>> = {

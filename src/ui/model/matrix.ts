@@ -4,8 +4,8 @@
  * The matrices themselves are the tables of engine/locks/modes.ts.
  */
 import type { EngineSnapshot, LockMode, RowLockMode } from '../../engine/types';
-import type { RowLockStrength } from '../../engine/locks/types';
-import { conflicts, rowConflicts, rowStrength, tupleLockMode, ROW_LOCK_MODES } from '../../engine/locks/modes';
+import type { RowLockStrength } from '../../engine/model/locks/types';
+import { conflicts, rowConflicts, rowStrength, tupleLockMode, ROW_LOCK_MODES } from '../../engine/model/locks/modes';
 
 /** One wait as the matrix sees it: requested mode vs the blockers' modes. */
 export interface MatrixWait<M extends string> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionState, WaitReason } from '../../engine/types';
-import type { Xid } from '../../engine/locks/types';
+import type { Xid } from '../../engine/model/locks/types';
 import { STATE_ICONS, failureOutcome, scrollback, sessionScript, stateKey, waitSentence, waitWords } from './session';
 import { deadlockCycle, deadlockScenario } from '../fixtures/deadlock';
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadModule, parseSync } from 'libpg-query';
-import { LOCK_CONFLICTS, TABLE_LOCK_MODES } from '../../engine/locks/modes';
-import type { LockMode } from '../../engine/locks/types';
+import { LOCK_CONFLICTS, TABLE_LOCK_MODES } from '../../engine/model/locks/modes';
+import type { LockMode } from '../../engine/model/locks/types';
 import {
   alternatives,
   conflictLights,

@@ -1,11 +1,11 @@
 /**
  * The #/locks page's logic (pure): the sample schema, what a measured or documented lock
  * conflicts with, which everyday statements it blocks (derived from lock.c's conflict table in
- * engine/locks/modes.ts), the documented locks of statements PostgreSQL refuses inside a
+ * engine/model/locks/modes.ts), the documented locks of statements PostgreSQL refuses inside a
  * transaction block, and the safer alternative for a statement, read from its parse tree.
  */
-import { LOCK_CONFLICTS, TABLE_LOCK_MODES, conflicts, lockModeNumber } from '../../engine/locks/modes';
-import type { LockMode } from '../../engine/locks/types';
+import { LOCK_CONFLICTS, TABLE_LOCK_MODES, conflicts, lockModeNumber } from '../../engine/model/locks/modes';
+import type { LockMode } from '../../engine/model/locks/types';
 import type { LocksAnswer, RelationLock, RowLock, StatementLocks } from '../../worker/protocol';
 import { cellKey, type MatrixLights } from './matrix';
 

@@ -5,8 +5,8 @@
  */
 import { assert, norm, waitFor, type FlowContext } from '../harness';
 import type { Flow } from '../flow';
-import { LOCK_CONFLICTS } from '../../../src/engine/locks/modes';
-import type { LockMode } from '../../../src/engine/locks/types';
+import { LOCK_CONFLICTS } from '../../../src/engine/model/locks/modes';
+import type { LockMode } from '../../../src/engine/model/locks/types';
 
 /** Types a statement, runs it, and waits for the result or the error. */
 async function ask(ctx: FlowContext, sql: string): Promise<void> {

@@ -1,0 +1,22 @@
+/** The engine's full state: the model state plus the executor and the PGlite-side bookkeeping. */
+import type { PgliteExecutor } from './pg/executor';
+import { newModelState, type ModelState } from './state';
+
+/** Model state, the executor, and what only the PGlite side keeps. */
+export interface EngineContext extends ModelState {
+  readonly ex: PgliteExecutor;
+  /** Relation OID (as shown) → name, cached until the catalog changes. */
+  relNames: Map<string, string> | null;
+  /** The user sequences (regclass text), from the last catalog refresh. */
+  sequences: string[];
+  commitsSinceVacuum: number;
+  /** A prepared transaction pins the xmin horizon while any session holds an exported snapshot. */
+  pinned: boolean;
+  /** Version ids handed out to row versions statements created (see imageOps). */
+  versionSeq: number;
+}
+
+/** A fresh engine context on an executor. */
+export function newContext(ex: PgliteExecutor): EngineContext {
+  return { ...newModelState(), ex, relNames: null, sequences: [], commitsSinceVacuum: 0, pinned: false, versionSeq: 0 };
+}

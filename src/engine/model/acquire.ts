@@ -1,0 +1,335 @@
+/**
+ * Walking a statement's acquisition plan in the lock model: relation, advisory, tuple and xid
+ * locks, waits and deadlock victims, tuple-lock bookkeeping and session-level advisory locks.
+ */
+import type { DryRun, PlanItem } from './facts';
+import { deadlockDetail } from './locks/describe';
+import { LockManager } from './locks/lockManager';
+import { tupleLockMode } from './locks/modes';
+import type { LockMode, LockTag, ProcId, Xid } from './locks/types';
+import { logLockWait, logRowNowait } from './logLines';
+import { PG, xactWaitContext } from './messages';
+import { describe, presentTag, waitReason } from './present';
+import type { TupleId } from './rowlocks';
+import { SsiFailure } from './ssi';
+import { abortTxnState, currentXid } from './txn';
+import { sameTag } from './util';
+import type { ParsedStatement } from '../sql';
+import { cancelTimers, DATABASE_OID, event, type ModelState, queueResumes, type Sess, sess, type Wait } from '../state';
+import { messageEntry } from '../view/serverLog';
+
+/** A 40001 from SSI: the statement fails and the (sub)transaction aborts. */
+export function ssiError(eng: ModelState, s: Sess, e: unknown): 'error' {
+  if (!(e instanceof SsiFailure)) throw e;
+  s.step!.error = PG.serializationRw(e.reason);
+  abortTxnState(eng, s, true);
+  return 'error';
+}
+
+/** Walks the acquisition plan in the lock model (only the items of `kinds` when given). */
+export function walkPlan(
+  eng: ModelState,
+  s: Sess,
+  st: ParsedStatement,
+  dry: DryRun,
+  kinds?: ReadonlySet<PlanItem['kind']>,
+): 'ok' | 'error' | 'wait' {
+  const step = s.step!;
+  const txn = s.txn!;
+  const depth = txn.savepoints.length;
+  const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+  releaseStaleTupleLocks(eng, s, dry.plan);
+  for (const item of dry.plan) {
+    if (kinds && !kinds.has(item.kind)) continue;
+    switch (item.kind) {
+      case 'rel':
+      case 'adv': {
+        if (item.kind === 'adv' && item.sessionLevel) {
+          // Taken by this statement before it waited (a re-run after a wake-up): held once.
+          const xactHolds = txn.held.filter((h) => sameTag(h.tag, item.tag) && h.mode === item.mode).length;
+          if (
+            !s.sessionAdvisory.some((a) => sameTag(a.tag, item.tag) && a.mode === item.mode) &&
+            eng.lm.holdCount(s.proc, item.tag, item.mode) > xactHolds
+          )
+            continue;
+          const r = eng.lm.acquire(s.proc, item.tag, item.mode);
+          if (r.status === 'granted') continue;
+          return handleAcquire(eng, s, r, item.tag, item.mode);
+        }
+        const r = eng.lm.acquire(s.proc, item.tag, item.mode, { dontWait: item.kind === 'rel' && !!cls?.lockNowait });
+        if (r.status === 'granted') {
+          txn.held.push({ tag: item.tag, mode: item.mode, depth });
+          continue;
+        }
+        if (r.status === 'unavailable' && item.kind === 'rel') {
+          step.error = PG.relationNowait(item.tag.relation);
+          abortTxnState(eng, s, true);
+          return 'error';
+        }
+        const position = item.kind === 'rel' ? cls?.relationPositions?.[item.tag.relation] : undefined;
+        return handleAcquire(eng, s, r, item.tag, item.mode, position ? { position } : {});
+      }
+      case 'row': {
+        if (eng.rows.covers(item.tuple, s.name, item.mode)) continue;
+        const conflicting = eng.rows.conflicting(item.tuple, item.mode, s.name);
+        if (!conflicting.length) {
+          // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
+          eng.rows.add(item.tuple, s.name, item.mode, depth, currentXid(eng, s));
+          // heap_lock_tuple / heap_update let go of the tuple lock as soon as the row is theirs.
+          releaseTupleLock(eng, s, item.tuple);
+          continue;
+        }
+        if (cls?.waitPolicy === 'nowait') {
+          logRowNowait(eng, s, item.tuple, item.mode, conflicting[0].xid);
+          step.error = PG.rowNowait(item.tuple.relation);
+          abortTxnState(eng, s, true);
+          return 'error';
+        }
+        // heap_update / heap_delete take the transaction id before they look at the tuple;
+        // heap_lock_tuple only when it writes the lock (a waiting FOR UPDATE has no xid yet).
+        if (cls?.verb === 'update' || cls?.verb === 'delete' || cls?.verb === 'merge') currentXid(eng, s);
+        // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
+        const ttag: LockTag = {
+          type: 'tuple',
+          relation: item.tuple.relation,
+          oid: item.tuple.oid,
+          block: item.tuple.block,
+          offset: item.tuple.offset,
+        };
+        const tmode = tupleLockMode(item.mode);
+        // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
+        // member or the single locker): "avoids deadlock".
+        const alreadyLocker = eng.rows.heldMode(item.tuple, s.name) !== undefined;
+        if (!alreadyLocker && !step.tupleLocks.some((t) => sameTag(t, ttag))) {
+          const r = eng.lm.acquire(s.proc, ttag, tmode);
+          if (r.status === 'granted') {
+            step.tupleLocks.push(ttag);
+            txn.held.push({ tag: ttag, mode: tmode, depth });
+          } else return handleAcquire(eng, s, r, ttag, tmode);
+        }
+        const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+        const ctx = xactWaitContext(
+          item.mode === 'Update' && verb === 'update' ? 'update' : verb,
+          item.tuple.block,
+          item.tuple.offset,
+          item.tuple.relation,
+        );
+        return waitOnXid(eng, s, conflicting[0].session, conflicting[0].xid, item.tuple, verb, ctx);
+      }
+      case 'key': {
+        const owner = keyOwner(eng, s, item.index, item.key);
+        if (owner) currentXid(eng, s); // the heap tuple is inserted before the unique check waits
+        if (owner) return waitOnXid(eng, s, owner.session, owner.xid, undefined, 'insert');
+        continue;
+      }
+    }
+  }
+  return 'ok';
+}
+
+/** Which open transaction has inserted this unique key (PostgreSQL's _bt_check_unique then waits for it). */
+export function keyOwner(eng: ModelState, s: Sess, index: string, key: string): { session: string; xid: number } | undefined {
+  for (const o of eng.sessions.values()) {
+    if (o === s || !o.txn) continue;
+    const k = o.txn.insertedKeys.find((k) => k.index === index && k.key === key);
+    if (k) return { session: o.name, xid: k.xid };
+  }
+  return undefined;
+}
+
+/** Waits for another transaction to end (XactLockTableWait): a ShareLock request on its xid. */
+export function waitOnXid(
+  eng: ModelState,
+  s: Sess,
+  holder: string,
+  xid: number,
+  tuple: TupleId | undefined,
+  verb: 'update' | 'delete' | 'lock' | 'insert',
+  context?: string,
+): 'wait' | 'error' {
+  const tag: LockTag = { type: 'transactionid', xid: xid as Xid };
+  const r = eng.lm.acquire(s.proc, tag, 'ShareLock');
+  if (r.status === 'granted') {
+    // Cannot happen while the holder's transaction is open; release to keep counts right.
+    eng.lm.release(s.proc, tag, 'ShareLock');
+    return 'error';
+  }
+  return handleAcquire(eng, s, r, tag, 'ShareLock', {
+    tuple,
+    holder,
+    context: context ?? (tuple ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined),
+  });
+}
+
+/** A lock request that was not granted: the step waits (timers start) or, on an early deadlock, fails. */
+export function handleAcquire(
+  eng: ModelState,
+  s: Sess,
+  r: ReturnType<LockManager['acquire']>,
+  tag: LockTag,
+  mode: LockMode,
+  extra: Partial<Wait> = {},
+): 'wait' | 'error' {
+  const step = s.step!;
+  if (r.status === 'deadlock') {
+    // ProcSleep's early deadlock check: the request would deadlock at once.
+    deadlockVictim(eng, s, r.report, extra.context, extra.position);
+    return 'error';
+  }
+  step.wait = { tag, mode, sinceMs: eng.clock, ...extra };
+  const reason = waitReason(eng, s);
+  event(eng, { type: 'wait', atMs: eng.clock, session: s.name, reason: reason! });
+  eng.timers.set(s.name, 'deadlock_timeout', eng.clock + s.timeouts.deadlock);
+  if (s.timeouts.lock > 0) eng.timers.set(s.name, 'lock_timeout', eng.clock + s.timeouts.lock);
+  return 'wait';
+}
+
+/** The session is the deadlock victim: 40P01 with DeadLockReport's DETAIL, logged, and its wait ends. */
+export function deadlockVictim(
+  eng: ModelState,
+  s: Sess,
+  report: Parameters<typeof deadlockDetail>[0],
+  context?: string,
+  position?: number,
+): void {
+  const step = s.step!;
+  const shown = { edges: report.edges.map((e) => ({ ...e, tag: presentTag(eng, e.tag) })) };
+  const detail = deadlockDetail(shown, (p) => sess(eng, p).pid, DATABASE_OID);
+  step.error = { ...PG.deadlock(detail, context), ...(position ? { position } : {}) };
+  const cycle = report.edges.map((e) => e.waiter as string);
+  eng.lastDeadlock = { cycle, victim: s.name, atMs: eng.clock };
+  event(eng, { type: 'deadlock', atMs: eng.clock, victim: s.name, cycle });
+  // DeadLockReport's errdetail_log adds each process's query to the DETAIL the client gets.
+  const queries = cycle.map((n) => `Process ${sess(eng, n).pid}: ${sess(eng, n).query}`);
+  eng.loggedErrors.add(step.error);
+  eng.serverLog.push(...messageEntry(eng.clock, s.pid, { ...step.error, detail: [detail, ...queries].join('\n') }, s.query));
+  step.wait = undefined;
+  failWaitingStep(eng, s);
+}
+
+/** The step of a session that was waiting (or about to) fails with step.error. */
+export function failWaitingStep(eng: ModelState, s: Sess): void {
+  cancelTimers(eng, s, ['deadlock_timeout', 'lock_timeout', 'statement_timeout', 'pg_sleep']);
+  queueResumes(eng, cancelWaitIfAny(eng, s));
+  s.step!.wait = undefined;
+  s.step!.sleepUntil = undefined;
+  abortTxnState(eng, s, true);
+}
+
+/** Takes the session off the wait queue it is on, if any; returns the sessions that wake. */
+export function cancelWaitIfAny(eng: ModelState, s: Sess): ProcId[] {
+  return eng.lm.waitingFor(s.proc) ? eng.lm.cancelWait(s.proc) : [];
+}
+
+/** Lets go of the statement's heavyweight tuple lock on `t` (the row is the statement's now). */
+export function releaseTupleLock(eng: ModelState, s: Sess, t: TupleId): void {
+  const step = s.step!;
+  const txn = s.txn!;
+  const i = step.tupleLocks.findIndex(
+    (tag) => tag.type === 'tuple' && tag.oid === t.oid && tag.block === t.block && tag.offset === t.offset,
+  );
+  if (i < 0) return;
+  const [tag] = step.tupleLocks.splice(i, 1);
+  const h = txn.held.findIndex((x) => sameTag(x.tag, tag));
+  if (h >= 0) {
+    const [held] = txn.held.splice(h, 1);
+    queueResumes(eng, eng.lm.release(s.proc, held.tag, held.mode));
+  }
+}
+
+/**
+ * A statement re-run after a wake-up keeps only the tuple lock of the row it has to wait for
+ * next. heap_lock_tuple holds the heavyweight tuple lock only while it works on that tuple
+ * version: when it wakes and finds the version updated or deleted, it lets go before it follows
+ * the update chain or moves on (README.tuplock). Kept, a lock on a dead version would block
+ * whoever queues on it, or on a reused line pointer, while this statement waits for a later row.
+ */
+export function releaseStaleTupleLocks(eng: ModelState, s: Sess, plan: PlanItem[]): void {
+  const step = s.step!;
+  if (!step.tupleLocks.length) return;
+  const next = plan.find(
+    (p): p is Extract<PlanItem, { kind: 'row' }> =>
+      p.kind === 'row' && !eng.rows.covers(p.tuple, s.name, p.mode) && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0,
+  );
+  for (const tag of [...step.tupleLocks]) {
+    if (tag.type !== 'tuple') continue;
+    if (next && next.tuple.oid === tag.oid && next.tuple.block === tag.block && next.tuple.offset === tag.offset) continue;
+    releaseTupleLock(eng, s, { oid: tag.oid, relation: tag.relation, block: tag.block, offset: tag.offset });
+  }
+}
+
+/** Lets go of every tuple lock the statement still holds (it completed). */
+export function releaseTupleLocks(eng: ModelState, s: Sess): void {
+  const step = s.step!;
+  const txn = s.txn!;
+  for (const tag of step.tupleLocks) {
+    const i = txn.held.findIndex((h) => sameTag(h.tag, tag));
+    if (i >= 0) {
+      const [h] = txn.held.splice(i, 1);
+      queueResumes(eng, eng.lm.release(s.proc, h.tag, h.mode));
+    }
+  }
+  step.tupleLocks = [];
+}
+
+/**
+ * A statement failed: the session-level advisory locks it took before the error stay held, as
+ * in PostgreSQL (those PGlite still held after the failed run). One that an earlier run of the
+ * statement took before it waited is already held in the model; one another session holds is
+ * left out (PostgreSQL would have waited for it before failing: a limit in docs/engine.md).
+ */
+export function keepSessionAdvisory(eng: ModelState, s: Sess, survivors: DryRun['sessionAdvisory']): void {
+  if (!survivors) return;
+  const same = (tag: LockTag, mode: LockMode) => (x: { tag: LockTag; mode: LockMode }) => sameTag(x.tag, tag) && x.mode === mode;
+  const taken: { tag: LockTag; mode: LockMode }[] = [];
+  const kept = survivors.filter((a) => {
+    const tag: LockTag = { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 };
+    if (s.sessionAdvisory.some(same(tag, a.mode))) return true;
+    const xactHolds = s.txn?.held.filter(same(tag, a.mode)).length ?? 0;
+    if (eng.lm.holdCount(s.proc, tag, a.mode) > xactHolds || eng.lm.acquire(s.proc, tag, a.mode, { dontWait: true }).status === 'granted') {
+      taken.push({ tag, mode: a.mode });
+      return true;
+    }
+    return false;
+  });
+  setSessionAdvisory(eng, s, kept, taken);
+}
+
+/** The session-level advisory locks PGlite reports after a statement become the session's set; unlocked ones wake waiters. */
+export function setSessionAdvisory(
+  eng: ModelState,
+  s: Sess,
+  now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[],
+  acquiredByPlan: { tag: LockTag; mode: LockMode }[],
+): void {
+  const next = now.map((a) => ({ tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode }));
+  const same = (a: { tag: LockTag; mode: LockMode }) => (b: { tag: LockTag; mode: LockMode }) => sameTag(a.tag, b.tag) && a.mode === b.mode;
+  for (const old of s.sessionAdvisory) if (!next.some(same(old))) queueResumes(eng, eng.lm.release(s.proc, old.tag, old.mode));
+  // A session-level lock on a key the transaction already held: pg_locks showed no new row,
+  // so the plan took nothing; the session now holds it a second time.
+  for (const n of next) if (!s.sessionAdvisory.some(same(n)) && !acquiredByPlan.some(same(n))) eng.lm.acquire(s.proc, n.tag, n.mode);
+  s.sessionAdvisory = next;
+}
+
+/** The session's awaited lock was granted: it joins what the transaction holds (an xid wait only slept on it), the wait ends. */
+export function grantWait(eng: ModelState, s: Sess): Wait {
+  const step = s.step!;
+  const w = step.wait!;
+  step.wait = undefined;
+  cancelTimers(eng, s, ['deadlock_timeout', 'lock_timeout']);
+  const txn = s.txn!;
+  event(eng, { type: 'grant', atMs: eng.clock, session: s.name, description: `${w.mode} on ${describe(eng, w.tag)}` });
+  if (w.checked) logLockWait(eng, s, w, 'acquired');
+  if (w.tag.type === 'transactionid') {
+    // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
+    eng.lm.release(s.proc, w.tag, 'ShareLock');
+    // Under REPEATABLE READ the re-run imports the transaction's snapshot, so PostgreSQL itself
+    // reports 40001 ("concurrent update" / "concurrent delete") for a row changed meanwhile.
+  } else if (w.tag.type !== 'tuple') {
+    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+  } else {
+    step.tupleLocks.push(w.tag);
+    txn.held.push({ tag: w.tag, mode: w.mode, depth: txn.savepoints.length });
+  }
+  return w;
+}

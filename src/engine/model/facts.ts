@@ -1,0 +1,91 @@
+/**
+ * Facts about a statement that the PGlite side (pg/) reads and the lock model (model/) consumes:
+ * what the catalog holds, what locks a backend holds, which tuples the statement touched.
+ */
+import type { LockMode, RowLockMode } from './locks/types';
+import type { PredTarget } from './ssi';
+import type { LockTag } from './locks/types';
+import type { LogEntry } from './log';
+import type { TupleId } from './rowlocks';
+import type { SsiWrite } from './ssi';
+import type { RawResult } from '../types';
+
+/** A user table as the catalog describes it. */
+export interface CatalogTable {
+  oid: number;
+  name: string;
+  columns: string[];
+  /** Columns a row image may set (not generated). */
+  writable: string[];
+  /**
+   * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
+   * name, or an expression such as `lower(k)`), and a partial index's predicate.
+   */
+  uniqueIndexes: { name: string; columns: string[]; pred?: string }[];
+  /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
+  triggersOrRules: boolean;
+}
+
+/** The locks one backend holds at a moment (pg_locks, this backend only). */
+export interface LockSample {
+  relations: { oid: number; name: string; mode: LockMode; isIndex: boolean; table: string }[];
+  advisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[];
+  xids: Set<number>;
+  /** SIREAD locks (SERIALIZABLE only) on user tables and indexes. */
+  predicate: PredTarget[];
+}
+
+/** A tuple a statement locked, updated or deleted (from its header, by pageinspect). */
+export interface TupleTouch {
+  oid: number;
+  relation: string;
+  block: number;
+  offset: number;
+  mode: RowLockMode;
+  /** For updates: the new version's ctid; for deletes and locks: undefined. */
+  newCtid?: string;
+  /** For locks of a version that was updated: the next version's ctid (t_ctid). */
+  next?: string;
+  /** The tuple was created by this session's own transaction (nobody else can see it). */
+  own: boolean;
+  /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */
+  xid: number;
+}
+
+/** A tuple a statement created. */
+export interface InsertedTuple {
+  oid: number;
+  relation: string;
+  ctid: string;
+}
+
+/** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
+export interface RelationInfo {
+  name: string;
+  isIndex: boolean;
+  /** The table (the relation itself, or the table an index belongs to). */
+  table: string;
+}
+
+/** One lock a statement takes, in acquisition order (model/plan.ts). */
+export type PlanItem =
+  | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
+  | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
+  | { kind: 'key'; index: string; key: string }
+  | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
+
+/** A dry run's findings: the facts about one statement the model consumes. */
+export interface DryRun {
+  raw: RawResult;
+  plan: PlanItem[];
+  assignsXid: boolean;
+  inserted: { table: string; key: string; index: string }[];
+  /** The session's session-level advisory locks after the statement (null: unchanged). */
+  sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
+  /** What to append to the session's transaction log (null: nothing to replay). */
+  entry: LogEntry | null;
+  /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
+  ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
+  /** The PGlite xid of this run's transaction (row versions committed earlier have smaller xmins). */
+  horizon?: number;
+}

@@ -1,0 +1,53 @@
+/** Row locks and row images following a committed update to the row's new version. */
+import type { ModelState, Sess } from '../state';
+
+/**
+ * A committed update moves the row to a new version. Other sessions' FOR KEY SHARE locks on
+ * the old version (the only ones a non-key update is compatible with) live on in the new
+ * version's header, so the model and their row images follow the update chain.
+ */
+export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, string>): void {
+  const moved = new Map<string, string>();
+  for (const e of s.txn!.log) {
+    if (e.kind !== 'image') continue;
+    for (const op of e.ops) {
+      if (op.op !== 'update') continue;
+      const cur = committed.get(`${op.target.rel}:${op.newCtid}`);
+      if (!cur) continue;
+      // An update of an own version continues a chain that started at a committed tuple.
+      const start = op.target.own
+        ? [...moved].find(([, v]) => v === `${op.target.rel}:${op.target.ctid}`)?.[0]
+        : `${op.target.rel}:${op.target.ctid}`;
+      if (start) moved.set(start, `${op.target.rel}:${op.newCtid}`);
+    }
+  }
+  for (const [from, viaOrig] of moved) {
+    const cur = committed.get(viaOrig);
+    if (!cur) continue;
+    const [rel, oldCtid] = from.split(':');
+    const [b, o] = cur.slice(1, -1).split(',').map(Number);
+    const [ob, oo] = oldCtid.slice(1, -1).split(',').map(Number);
+    eng.rows.relocate({ oid: Number(rel), block: ob, offset: oo }, { block: b, offset: o });
+    for (const other of eng.sessions.values()) {
+      const epq = other.step?.epq;
+      if (epq && epq.oid === Number(rel)) epq.ctids = epq.ctids.map((c) => (c === oldCtid ? cur : c));
+    }
+    for (const other of eng.sessions.values()) {
+      if (other === s || !other.txn) continue;
+      // A REPEATABLE READ / SERIALIZABLE locker's snapshot predates this commit: the new version
+      // is invisible to its replay, the old one is not, and locking the old one follows the
+      // update chain (heap_lock_updated_tuple), as its original lock did.
+      const snapshotLocker = other.txn.isolation !== 'read committed';
+      for (const e of other.txn.log)
+        if (e.kind === 'image')
+          for (const op of e.ops)
+            if (
+              (op.op === 'lock' || op.op === 'update' || op.op === 'delete') &&
+              !op.target.own &&
+              op.target.rel === Number(rel) &&
+              op.target.ctid === oldCtid
+            )
+              if (!(snapshotLocker && op.op === 'lock')) op.target = { ...op.target, ctid: cur };
+    }
+  }
+}

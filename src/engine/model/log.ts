@@ -1,0 +1,24 @@
+/**
+ * A session's transaction log as the lock model keeps it: each statement either as SQL text or
+ * as row images (what it did to tuples). pg/replay.ts turns a log into replay SQL.
+ */
+import type { LockMode, LockTag, RowLockMode } from './locks/types';
+
+/** A tuple: a committed version (`ctid` is its ctid) or one of the session's own versions (`ctid` holds its version id). */
+export interface TupleRef {
+  rel: number;
+  relation: string;
+  ctid: string;
+  own: boolean;
+}
+
+/** One effect of a statement on a tuple (or an advisory lock it took), replayable without re-running the statement. */
+export type ImageOp =
+  | { op: 'lock'; target: TupleRef; mode: RowLockMode }
+  | { op: 'update'; target: TupleRef; columns: string[]; values: (string | null)[]; newCtid: string }
+  | { op: 'delete'; target: TupleRef }
+  | { op: 'insert'; rel: number; relation: string; columns: string[]; values: (string | null)[]; newCtid: string }
+  | { op: 'advisory'; tag: LockTag & { type: 'advisory' }; mode: LockMode };
+
+/** One entry of a session's transaction log. */
+export type LogEntry = { kind: 'sql'; sql: string; command: string } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };

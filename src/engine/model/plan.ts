@@ -1,0 +1,60 @@
+/** The acquisition plan: what a statement locked, in the order PostgreSQL acquires it. */
+import type { LockSample, PlanItem } from './facts';
+import type { RowLockMode } from './locks/types';
+import type { ParsedStatement } from '../sql';
+import type { ModelState, Sess } from '../state';
+
+/** Orders what the statement acquired the way PostgreSQL acquires it. */
+export function buildPlan(
+  eng: ModelState,
+  st: ParsedStatement,
+  before: LockSample,
+  after: LockSample,
+  touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode }[],
+): PlanItem[] {
+  const order = st.cls.kind === 'dml' ? st.cls.relations : [];
+  const rank = (name: string) => {
+    const i = order.indexOf(name);
+    return i < 0 ? order.length : i;
+  };
+  const had = new Set(before.relations.map((r) => `${r.oid}/${r.mode}`));
+  const rels = after.relations
+    .filter((r) => !had.has(`${r.oid}/${r.mode}`))
+    .sort((a, b) => Number(a.isIndex) - Number(b.isIndex) || rank(a.table) - rank(b.table) || a.oid - b.oid);
+  const plan: PlanItem[] = rels.map((r) => ({
+    kind: 'rel',
+    tag: { type: 'relation', relation: r.name, oid: r.oid },
+    mode: r.mode,
+    name: r.name,
+  }));
+  const hadAdv = new Map<string, number>();
+  for (const a of before.advisory)
+    hadAdv.set(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`, (hadAdv.get(`${a.key1}/${a.key2}/${a.field4}/${a.mode}`) ?? 0) + 1);
+  for (const a of after.advisory) {
+    const k = `${a.key1}/${a.key2}/${a.field4}/${a.mode}`;
+    const n = hadAdv.get(k) ?? 0;
+    if (n > 0) {
+      hadAdv.set(k, n - 1);
+      continue;
+    }
+    plan.push({
+      kind: 'adv',
+      tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 },
+      mode: a.mode,
+      sessionLevel: false,
+    });
+  }
+  // Advisory locks taken by functions in the WHERE clause or target list are evaluated while the
+  // scan finds a row, before that row is locked (isolation spec tuplelock-update relies on it).
+  for (const t of touched)
+    plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
+  return plan;
+}
+
+/** Whether another session holds one of the plan's rows in a conflicting mode. */
+export function hasRowConflicts(eng: ModelState, s: Sess, plan: PlanItem[]): boolean {
+  return plan.some((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
+}
+
+/** The plan items a statement takes before it locks rows: its relation locks and advisory locks. */
+export const HEAVYWEIGHT_ITEMS: ReadonlySet<PlanItem['kind']> = new Set(['rel', 'adv']);

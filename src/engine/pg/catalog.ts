@@ -1,0 +1,81 @@
+/** The user catalog, sequences and housekeeping, read from PGlite. */
+import type { EngineContext } from '../context';
+import { splitKey } from '../model/util';
+import { parseCatalog, parseRelations, SEQUENCES_SQL, uniqueKeysSql } from './footprint';
+import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
+import { ident, literal } from './replay';
+import type { PreparedText } from '../sql';
+import type { Sess } from '../state';
+import type { PgMessage } from '../types';
+
+/** Reads the user tables, relations and sequences again (after setup or DDL). */
+export async function refreshCatalog(eng: EngineContext): Promise<void> {
+  const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
+  eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
+  eng.relations = parseRelations(r.results[1]?.rows ?? []);
+  eng.relNames = null;
+  eng.sequences = ((await eng.ex.run(SEQUENCES_SQL)).results[0]?.rows ?? []).map((row) => row[0]!);
+}
+
+/**
+ * The sequences' states (last_value, is_called), to undo what a dry run consumed when the
+ * statement does not happen yet (it waits and runs again later): nextval is not transactional,
+ * and PostgreSQL's statement consumes its values once, when it runs.
+ */
+export async function sequenceStates(eng: EngineContext): Promise<string[] | null> {
+  if (!eng.sequences.length) return null;
+  const sql = eng.sequences.map((q) => `SELECT ${literal(q)}, last_value::text, is_called::text FROM ${q}`).join(' UNION ALL ');
+  const r = await eng.ex.run(sql);
+  return r.error ? null : (r.results[0]?.rows ?? []).map((row) => `SELECT pg_catalog.setval(${literal(row[0]!)}, ${row[1]}, ${row[2]})`);
+}
+
+/** Puts the sequences back as sequenceStates found them. */
+export async function restoreSequences(eng: EngineContext, states: string[] | null): Promise<void> {
+  if (states?.length) await eng.ex.run(states.join(';\n'));
+}
+
+/**
+ * Rolled-back dry runs leave dead tuples behind, and every dry run scans the pages: vacuum the
+ * user tables now and then, between transactions (live tuples never move, so ctids hold).
+ */
+export async function maybeVacuum(eng: EngineContext): Promise<void> {
+  if (++eng.commitsSinceVacuum < 20) return;
+  eng.commitsSinceVacuum = 0;
+  // The engine's own tables too: every replay writes the ctid map and rolls back (or deletes
+  // its rows at COMMIT), so it only ever holds dead rows between transactions, and replays of
+  // own versions read it.
+  const tables = [...eng.catalog.map((c) => ident(c.name)), CTID_MAP, OTHERS_ADVISORY];
+  await eng.ex.run(`VACUUM ${tables.join(', ')}`);
+}
+
+/** For a 23505 from the dry run: an open transaction deleting the conflicting committed key. */
+/**
+ * For a 23505 from the dry run: is the conflicting committed key being updated or deleted by
+ * an open transaction? Then PostgreSQL's _bt_check_unique waits for it. The keys of the rows
+ * other sessions changed are read only here, when a duplicate actually shows up.
+ */
+export async function keyBlocker(eng: EngineContext, s: Sess, e: PgMessage): Promise<{ session: string; xid: number } | undefined> {
+  const m = /^Key (.*) already exists\.$/.exec(e.detail ?? '');
+  if (!m) return undefined;
+  for (const { tuple, holders } of eng.rows.all()) {
+    const h = holders.find((x) => x.session !== s.name && (x.mode === 'Update' || x.mode === 'NoKeyUpdate'));
+    if (!h) continue;
+    const cat = eng.catalog.find((c) => c.oid === tuple.oid);
+    const sql = cat && uniqueKeysSql(cat, [`(${tuple.block},${tuple.offset})`]);
+    if (!sql) continue;
+    for (const row of await eng.ex.must(sql))
+      for (const k of row.slice(1)) if (k && splitKey(cat!.name, k).key === m[1]) return { session: h.session, xid: h.xid };
+  }
+  return undefined;
+}
+
+/** PREPARE's parse analysis, in PGlite: PostgreSQL's error for a missing table or column, if any. */
+export async function analyzePrepared(eng: EngineContext, p: PreparedText): Promise<PgMessage | undefined> {
+  const probe = `${INTERNAL_SCHEMA}_probe`;
+  const types = p.types.length ? ` (${p.types.join(', ')})` : '';
+  const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
+  const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
+  if (r.error) return r.error;
+  await eng.ex.must(`DEALLOCATE ${probe}`);
+  return undefined;
+}

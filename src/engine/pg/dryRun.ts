@@ -1,0 +1,427 @@
+/**
+ * The dry run: replays the session's open work in PGlite, runs the statement, reads what it
+ * locked and changed (facts for the model), and rolls back.
+ */
+import type { EngineContext } from '../context';
+import { EngineInternalError } from '../errors';
+import type { CatalogTable, DryRun, LockSample, PlanItem } from '../model/facts';
+import type { LockMode, RowLockMode } from '../model/locks/types';
+import type { ImageOp, LogEntry, TupleRef } from '../model/log';
+import { buildPlan } from '../model/plan';
+import { snapshotXmin } from '../model/txn';
+import { groupBy, sameTag, splitKey } from '../model/util';
+import { addCursor, runStatement } from './cursor';
+import { Batch } from './batch';
+import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
+import { CTID_MAP } from './names';
+import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, replaySql, verifyReplay } from './replay';
+import { shadowSql } from './shadows';
+import { indexEntriesSql, ssiFootprint } from './ssiProbe';
+import type { ParsedStatement } from '../sql';
+import type { Sess } from '../state';
+import type { RawResult } from '../types';
+
+/**
+ * What one dry run keeps while it runs: rows read ahead of use (see prefetch), what the end of
+ * the dry run returned when prefetch also rolled it back, and the version ids its row images
+ * hand out. A fresh one per dry run: nothing carries over to the next statement.
+ */
+export interface DryRunContext {
+  prefetched: Map<string, (string | null)[][]>;
+  rolledBack: RawResult | null;
+  versionIds: Map<string, string>;
+}
+
+function newRun(): DryRunContext {
+  return { prefetched: new Map(), rolledBack: null, versionIds: new Map() };
+}
+
+/** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
+export async function dryRun(eng: EngineContext, s: Sess, st: ParsedStatement, stageOthers = false, triggersOff = false): Promise<DryRun> {
+  const staged: string[] = [];
+  if (stageOthers) {
+    for (const o of eng.sessions.values()) {
+      if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
+      const gid = `lockstep_${o.index}`;
+      const begin = await beginSql(eng, o, false);
+      const r = await eng.ex.run(
+        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o) }).sql}PREPARE TRANSACTION '${gid}'`,
+      );
+      if (r.error) {
+        await eng.ex.run('ROLLBACK');
+        for (const g of staged) await eng.ex.run(`ROLLBACK PREPARED '${g}'`);
+        throw new EngineInternalError(`could not stage session ${o.name}: ${r.error.message}`);
+      }
+      staged.push(gid);
+    }
+  }
+  try {
+    return await dryRunInner(eng, s, st, triggersOff);
+  } finally {
+    for (const g of staged) await eng.ex.run(`ROLLBACK PREPARED '${g}'`);
+  }
+}
+
+/** `triggersOff`: the statement runs with session_replication_role = replica (after the replay, which sets it itself). */
+export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStatement, triggersOff = false): Promise<DryRun> {
+  const run = newRun();
+  const txn = s.txn!;
+  const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
+  const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
+  const begin = await beginSql(eng, s, true);
+  const shadow = shadowSql(eng, s, st);
+  if (triggersOff) {
+    shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
+    shadow.count++;
+  }
+  // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
+  // transaction holds no lock the sample reads before the statement runs: it is not taken.
+  const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
+  // A doomed serializable transaction: how many index entries user-index scans returned so far
+  // in this transaction (the replay's own), to tell what the statement itself returns.
+  const entriesSql = txn.sx?.doomed ? indexEntriesSql(eng) : '';
+  const b = new Batch()
+    .add('begin', begin.sql, begin.count)
+    .add('gucs', gucSql(eng, s), gucCount(eng, s))
+    .add('advisory', advisoryPrefix, s.sessionAdvisory.length)
+    .add('replay', replay.sql, replay.checks.length)
+    .add('shadow', shadow.sql, shadow.count)
+    .add('entries', entriesSql ? `${indexEntriesSql(eng, true)};\n` : '', entriesSql ? 1 : 0)
+    .add('savepoint', 'SAVEPOINT lockstep_q', 1)
+    .add('sampleBefore', sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : '', sampleBefore ? 1 : 0);
+  // One round trip for the usual case: replay, the statement, and what it locked. A locking
+  // SELECT runs row by row as a cursor, in the same round trip (addCursor, runStatement).
+  const merged = !(st.cls.kind === 'dml' && st.cls.lockingSelect);
+  // A plain SELECT (or SET/SHOW) locks and writes no rows unless a function in it does: its
+  // tuple scan runs only if the sample shows that it took a transaction id.
+  const scanAlong =
+    st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
+  const first = merged ? 'statement' : 'cursor';
+  if (merged)
+    b.add('statement', `;\n${st.sql}`, 1)
+      .add('after', `;\n${LOCK_SAMPLE_SQL}`, 1)
+      .add('scan', scanAlong ? `;\n${TUPLE_SCAN_SQL}` : '', scanAlong ? 1 : 0);
+  else addCursor(b, st.sql);
+  const all = await b.run(eng.ex);
+  // An error before the statement is the replay's: an engine error, not the statement's.
+  const preError = all.reached(first) ? undefined : all.error;
+  if (preError) {
+    await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
+    throw new EngineInternalError(`replay of session ${s.name} failed: ${preError.message}`);
+  }
+  if (begin.exporting) txn.snapshot = eng.ex.readExportedSnapshot(all.get('begin', 1)!.rows![0][0]!);
+  if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) {
+    txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s));
+    txn.sx.vxid = txn.vxid;
+  }
+  try {
+    verifyReplay(eng, s, all, replay.checks);
+  } catch (e) {
+    await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
+    throw e;
+  }
+  const before = parseLockSample(sampleBefore ? (all.get('sampleBefore')!.rows ?? []) : [], eng.relations);
+  let raw: RawResult;
+  let order = false;
+  let afterRows: (string | null)[][] | undefined;
+  let scanRows: (string | null)[][] | undefined;
+  if (merged) {
+    const notices = all.noticesFrom('statement');
+    raw = all.error ? { results: [], error: all.error, notices } : { results: [all.get('statement')!], notices };
+    afterRows = all.get('after')?.rows;
+    scanRows = scanAlong ? all.get('scan')?.rows : undefined;
+  } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
+  let after: LockSample = before;
+  let plan: PlanItem[] = [];
+  const inserted: DryRun['inserted'] = [];
+  let assignsXid = false;
+  let ops: ImageOp[] = [];
+  let ssi: DryRun['ssi'];
+  if (!raw.error) {
+    if (!afterRows) {
+      const a = await eng.ex.run(`${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
+      afterRows = a.results[0]?.rows;
+      scanRows = a.results[1]?.rows;
+    }
+    after = parseLockSample(afterRows ?? [], eng.relations);
+    const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
+    assignsXid = stmtXids.size > 0;
+    const ownXids = new Set([...before.xids]);
+    let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
+    if (stmtXids.size && !scanRows) scanRows = (await eng.ex.run(TUPLE_SCAN_SQL)).results[0]?.rows;
+    if (stmtXids.size) touched = await decodeTuples(eng.ex, scanRows ?? [], stmtXids, ownXids);
+    const byTable = groupBy(touched.inserted, (t) => t.relation);
+    // The rest of the dry run's reads in one round trip; the rollback rides along unless
+    // SERIALIZABLE still reads the dry run (ssiFootprint).
+    const end = txn.sx ? undefined : dryRunEnd(s.sessionAdvisory.length > 0 || after.advisory.length > 0);
+    await prefetch(
+      eng,
+      run,
+      st,
+      byTable,
+      touched.touched.some((t) => t.own),
+      end,
+    );
+    // Unique keys of the tuples this statement created (new row versions included).
+    for (const [table, list] of byTable) {
+      const cat = eng.catalog.find((c) => c.name === table);
+      const sql =
+        cat &&
+        uniqueKeysSql(
+          cat,
+          list.map((t) => t.ctid),
+        );
+      if (!sql) continue;
+      for (const row of await must(eng, run, sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
+    }
+    const others = touched.touched.filter((t) => !t.own);
+    // Changing its own new version of a committed row is, for everyone else, a change of that
+    // row: README.tuplock lockers follow the update chain (a later key update of the own
+    // version conflicts with another session's FOR KEY SHARE on the row).
+    const ownTouched = touched.touched.filter((t) => t.own);
+    if (ownTouched.length && txn.originOf.size) {
+      const back = await ctidBackMap(eng, run);
+      for (const t of ownTouched) {
+        const orig = back.get(`${t.oid}:(${t.block},${t.offset})`) ?? `(${t.block},${t.offset})`;
+        const origin = txn.originOf.get(`${t.oid}:${orig}`);
+        if (origin) others.push({ ...t, block: origin.block, offset: origin.offset, own: false, newCtid: undefined });
+      }
+    }
+    // Rows are locked in processing order: for a locking SELECT, the order its cursor returned them.
+    // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
+    if (order) others.sort((a, b) => a.xid - b.xid);
+    plan = buildPlan(eng, st, before, after, others);
+    if (recordsImage(st)) ops = await imageOps(eng, run, touched.touched, touched.inserted, plan);
+    if (txn.sx) {
+      ssi = await ssiFootprint(eng, before, after, touched);
+      // A doomed transaction fails at its first heap fetch: count the index entries its index
+      // scans returned (each leads to one), from this transaction's own statistics.
+      if (entriesSql) {
+        const n = await eng.ex.must(entriesSql);
+        const [beforeN, empty] = all.get('entries')?.rows?.[0] ?? [];
+        ssi.indexEntriesRead = Number(n[0]?.[0] ?? 0) - Number(beforeN ?? 0);
+        ssi.emptyTables = new Set((empty ?? '').split(',').filter(Boolean).map(Number));
+      }
+    }
+  }
+  // A failed statement may have taken session-level advisory locks before its error: they
+  // survive the rollback, so read them (and release them in PGlite) then too.
+  const needSessionAdvisory = s.sessionAdvisory.length > 0 || after.advisory.length > 0 || !!raw.error;
+  const end = run.rolledBack ?? (await eng.ex.run(dryRunEnd(needSessionAdvisory)));
+  let sessionAdvisory: DryRun['sessionAdvisory'] = null;
+  if (needSessionAdvisory) {
+    sessionAdvisory = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
+      key1: Number(k1),
+      key2: Number(k2),
+      field4: Number(f4) as 1 | 2,
+      mode: mode as LockMode,
+    }));
+    // Advisory locks that survived the rollback are session-level: they are not replayed as part of the transaction.
+    for (const a of sessionAdvisory) {
+      const item = plan.find(
+        (p) => p.kind === 'adv' && p.tag.key1 === a.key1 && p.tag.key2 === a.key2 && p.tag.field4 === a.field4 && p.mode === a.mode,
+      );
+      if (item && item.kind === 'adv') item.sessionLevel = true;
+    }
+    ops = ops.filter(
+      (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
+    );
+  }
+  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key });
+  let entry: LogEntry | null = null;
+  if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
+    const command = raw.results.at(-1)?.command ?? '';
+    if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
+    else entry = { kind: 'sql', sql: st.sql, command };
+  }
+  // The dry run's own (top-level) xid: every version committed before it ran has a smaller xmin.
+  const horizon = !raw.error && after.xids.size ? Math.min(...after.xids) : undefined;
+  return {
+    raw,
+    plan,
+    assignsXid,
+    inserted,
+    sessionAdvisory,
+    entry,
+    ...(ssi ? { ssi } : {}),
+    ...(horizon !== undefined ? { horizon } : {}),
+  };
+}
+
+/** The replay's own versions: "rel:current ctid" → the version id they were recorded under. */
+export async function ctidBackMap(eng: EngineContext, run: DryRunContext): Promise<Map<string, string>> {
+  const back = new Map<string, string>();
+  for (const [rel, orig, cur] of await must(eng, run, CTID_BACK_SQL)) back.set(`${rel}:${cur}`, orig!);
+  return back;
+}
+
+/**
+ * Reads what the rest of a dry run asks of it once the tuple scan is in — the values of the
+ * versions the statement created and their unique keys, the ctid map of the session's own
+ * versions — in one round trip instead of one each, and with it, when given, the end of the
+ * dry run (`end`: its ROLLBACK). The queries are the very ones `must` is asked later; the
+ * unique keys ("index\u0001(cols)=(values)", uniqueKeysSql) are built from the values when
+ * every key column is one of them. Without `end`, anything not read here runs on its own;
+ * after the rollback, a read not prepared here is an engine error.
+ */
+export async function prefetch(
+  eng: EngineContext,
+  run: DryRunContext,
+  st: ParsedStatement,
+  created: Map<string, { ctid: string }[]>,
+  ownTouched: boolean,
+  end?: string,
+): Promise<void> {
+  const sqls: string[] = [];
+  const derived: { keys: string; values: string; cat: CatalogTable }[] = [];
+  for (const [table, list] of created) {
+    const cat = eng.catalog.find((c) => c.name === table);
+    if (!cat) continue;
+    const keys = uniqueKeysSql(
+      cat,
+      list.map((t) => t.ctid),
+    );
+    const values = recordsImage(st) ? valuesSql(cat, list) : null;
+    if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c))))
+      derived.push({ keys, values, cat });
+    else if (keys) sqls.push(keys);
+    if (values) sqls.push(values);
+  }
+  if (ownTouched) sqls.push(CTID_BACK_SQL);
+  if (!sqls.length || (sqls.length < 2 && !end)) return;
+  const r = await eng.ex.run(sqls.join(';\n') + (end ? `;\n${end}` : ''));
+  if (r.error || r.results.length < sqls.length) {
+    if (!end) return;
+    await eng.ex.run(`ROLLBACK;\nSELECT pg_catalog.pg_advisory_unlock_all()`);
+    throw new EngineInternalError(`reading a dry run's footprint failed: ${r.error?.message ?? 'no result'}`);
+  }
+  sqls.forEach((sql, i) => run.prefetched.set(sql, r.results[i].rows ?? []));
+  for (const d of derived) {
+    const rows = run.prefetched.get(d.values)!;
+    const at = d.cat.uniqueIndexes.map((ix) => ix.columns.map((c) => d.cat.writable.indexOf(c) + 1));
+    run.prefetched.set(
+      d.keys,
+      rows.map((row) => [
+        row[0],
+        ...d.cat.uniqueIndexes.map((ix, k) => {
+          const vals = at[k].map((i) => row[i]);
+          return vals.some((v) => v === null) ? null : `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.join(', ')})`;
+        }),
+      ]),
+    );
+  }
+  if (end) run.rolledBack = { results: r.results.slice(sqls.length), notices: [] };
+}
+
+/** `ex.must`, answered from the dry run's prefetched rows when it was read ahead. */
+export async function must(eng: EngineContext, run: DryRunContext, sql: string): Promise<(string | null)[][]> {
+  const rows = run.prefetched.get(sql);
+  if (rows) return rows;
+  if (run.rolledBack) throw new EngineInternalError(`a dry run read after its rollback: ${sql.slice(0, 200)}`);
+  return eng.ex.must(sql);
+}
+
+/** What the statement did to tuples, as replayable row images (see images.ts). */
+export async function imageOps(
+  eng: EngineContext,
+  run: DryRunContext,
+  touched: {
+    oid: number;
+    relation: string;
+    block: number;
+    offset: number;
+    mode: RowLockMode;
+    newCtid?: string;
+    next?: string;
+    own: boolean;
+  }[],
+  created: { oid: number; relation: string; ctid: string }[],
+  plan: PlanItem[],
+): Promise<ImageOp[]> {
+  // Own versions are named by the ctid they had when recorded: map this run's ctids back.
+  const back = touched.some((t) => t.own) ? await ctidBackMap(eng, run) : new Map<string, string>();
+  const ref = (t: { oid: number; relation: string; block: number; offset: number; own: boolean }): TupleRef => {
+    const ctid = `(${t.block},${t.offset})`;
+    return { rel: t.oid, relation: t.relation, ctid: t.own ? (back.get(`${t.oid}:${ctid}`) ?? ctid) : ctid, own: t.own };
+  };
+  // Every version the statement created gets a version id: ctids of own versions are not stable
+  // between replays (line pointers freed by VACUUM or pruning are reused).
+  const idOf = (oid: number, ctid: string) => {
+    const k = `${oid}:${ctid}`;
+    let id = run.versionIds.get(k);
+    if (!id) run.versionIds.set(k, (id = `v${++eng.versionSeq}`));
+    return id;
+  };
+  // Values of every version the statement created.
+  const values = new Map<string, (string | null)[]>();
+  const cols = new Map<number, string[]>();
+  for (const [table, list] of groupBy(created, (c) => c.relation)) {
+    const cat = eng.catalog.find((c) => c.name === table);
+    if (!cat) throw new EngineInternalError(`no catalog entry for table ${table}`);
+    cols.set(cat.oid, cat.writable);
+    const rows = await must(eng, run, valuesSql(cat, list));
+    for (const r of rows) values.set(`${cat.oid}:${r[0]}`, r.slice(1));
+  }
+  const ops: ImageOp[] = [];
+  const updatedNew = new Set<string>();
+  for (const t of touched) {
+    if (t.mode === 'NoKeyUpdate' || t.mode === 'Update') {
+      if (t.newCtid) {
+        const k = `${t.oid}:${t.newCtid}`;
+        const v = values.get(k);
+        if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
+        updatedNew.add(k);
+        ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
+      } else ops.push({ op: 'delete', target: ref(t) });
+    } else {
+      // A later version locked only because the statement locked an updated one before it
+      // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,
+      // and under a snapshot that cannot see it, locking it by ctid would find nothing.
+      const ctid = `(${t.block},${t.offset})`;
+      if (!t.own && touched.some((u) => u !== t && u.oid === t.oid && !u.own && u.next === ctid && u.mode === t.mode)) continue;
+      ops.push({ op: 'lock', target: ref(t), mode: t.mode });
+    }
+  }
+  for (const c of created) {
+    const k = `${c.oid}:${c.ctid}`;
+    if (updatedNew.has(k)) continue;
+    ops.push({
+      op: 'insert',
+      rel: c.oid,
+      relation: c.relation,
+      columns: cols.get(c.oid)!,
+      values: values.get(k)!,
+      newCtid: idOf(c.oid, c.ctid),
+    });
+  }
+  for (const p of plan) if (p.kind === 'adv') ops.push({ op: 'advisory', tag: p.tag, mode: p.mode });
+  return ops;
+}
+
+export const ADVISORY_SESSION_SQL = `SELECT classid::int, objid::int, objsubid::int, mode FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() AND granted`;
+
+/** The end of a dry run: ROLLBACK, and the session-level advisory locks that survive it (then released). */
+export function dryRunEnd(needSessionAdvisory: boolean): string {
+  return `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`;
+}
+
+/** The replay's ctid map: own versions' current ctids and the version ids they were recorded under. */
+export const CTID_BACK_SQL = `SELECT rel::text, orig::text, cur::text FROM ${CTID_MAP}`;
+
+/** The values of the given versions of a table (the columns a row image sets), by ctid. */
+export function valuesSql(cat: CatalogTable, list: { ctid: string }[]): string {
+  const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
+  return `SELECT ctid::text, ${sel} FROM ${ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
+}
+
+/** Statements whose effects are replayed as row images rather than as SQL text. */
+export function recordsImage(st: ParsedStatement): boolean {
+  return (
+    st.cls.kind === 'dml' &&
+    (st.cls.verb === 'select' ||
+      st.cls.verb === 'update' ||
+      st.cls.verb === 'delete' ||
+      st.cls.verb === 'insert' ||
+      st.cls.verb === 'merge')
+  );
+}

@@ -1,0 +1,10 @@
+/** Names of the engine's own objects inside PGlite (no imports: shared by executor modules). */
+
+/** Schema holding pageinspect and the engine's helper objects; never on a user's search_path. */
+export const INTERNAL_SCHEMA = 'lockstep';
+/** Schema whose functions shadow pg_catalog's pg_try_advisory_* so they see other sessions' advisory locks. */
+export const ADVISORY_SHADOW_SCHEMA = 'lockstep_shadow';
+/** Other sessions' advisory locks, filled inside a dry run (rolled back with it). */
+export const OTHERS_ADVISORY = `${INTERNAL_SCHEMA}.others_advisory`;
+/** Where row-image replay registers the current ctids of the versions a session created, under their version ids (see images.ts). */
+export const CTID_MAP = `${INTERNAL_SCHEMA}.ctid_map`;

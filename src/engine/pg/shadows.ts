@@ -1,0 +1,85 @@
+/** The shadow objects a dry run fills so diagnostics and pg_try_advisory_* see the simulated sessions. */
+import type { EngineContext } from '../context';
+import type { LockTag } from '../model/locks/types';
+import { DIAGNOSTICS_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
+import { ADVISORY_SHADOW_SCHEMA, OTHERS_ADVISORY } from './names';
+import type { ParsedStatement } from '../sql';
+import { DATABASE_OID, type Sess } from '../state';
+import { snapshotOf } from '../view/snapshot';
+
+/**
+ * SQL run just before the statement so that unqualified diagnostics (pg_locks,
+ * pg_stat_activity, pg_blocking_pids, pg_backend_pid) show the simulated sessions and
+ * pg_try_advisory_* sees the other sessions' advisory locks (search_path shadowing).
+ */
+export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement): { sql: string; count: number } {
+  if (st.cls.kind !== 'dml') return { sql: '', count: 0 };
+  const schemas: string[] = [];
+  let sql = '';
+  let count = 0;
+  if (st.cls.mentionsDiagnostics) {
+    schemas.push(DIAGNOSTICS_SCHEMA);
+    sql += diagnosticsDataSql(diagnosticsInput(eng, s)) + ';\n';
+    count++;
+  }
+  if (/pg_try_advisory/i.test(st.sql)) {
+    schemas.push(ADVISORY_SHADOW_SCHEMA);
+    const rows = eng.lm
+      .entries()
+      .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')
+      .map((e) => {
+        const t = e.tag as LockTag & { type: 'advisory' };
+        return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
+      });
+    if (rows.length) {
+      sql += `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n`;
+      count++;
+    }
+  }
+  if (!schemas.length) return { sql: '', count: 0 };
+  return { sql: sql + shadowSearchPathSql(schemas), count: count + 1 };
+}
+
+/**
+ * One statement that puts `schemas` first on the search_path, for the transaction (`local`) or
+ * the session. pg_catalog must be listed after the shadows explicitly, or it is searched first:
+ * it goes right after them unless the user's path lists it (then its place there is kept).
+ */
+export function shadowSearchPathSql(schemas: string[], local = true): string {
+  const path = `pg_catalog.current_setting('search_path')`;
+  const tail = `CASE WHEN ${path} ~ '(^|[ ,])pg_catalog([ ,]|$)' THEN ${path} ELSE 'pg_catalog, ' || ${path} END`;
+  return `SELECT pg_catalog.set_config('search_path', '${schemas.join(', ')}, ' || ${tail}, ${local});\n`;
+}
+
+/** The simulated state the diagnostics shadows show the asking session. */
+export function diagnosticsInput(eng: EngineContext, me: Sess): DiagnosticsInput {
+  const snap = snapshotOf(eng);
+  const live = new Set([...eng.sessions.values()].filter((x) => !x.terminated).map((x) => x.name));
+  const blocking: Record<string, string[]> = {};
+  for (const e of eng.lm.waitEdges()) {
+    const list = (blocking[e.from] ??= []);
+    if (!list.includes(e.to)) list.push(e.to);
+  }
+  return {
+    sessions: snap.sessions.filter((x) => live.has(x.name)),
+    me: me.name,
+    locks: snap.locks.filter((l) => live.has(l.session)),
+    blocking,
+    clockMs: eng.clock,
+    relationOids: Object.fromEntries(eng.catalog.map((c) => [c.name, c.oid])),
+    predicateLocks: eng.ssi.all().flatMap((x) => {
+      const pid = eng.sessions.get(x.session)?.pid ?? 0;
+      return [...x.locks.values()].map((l) => ({
+        locktype: l.kind,
+        relation: l.rel,
+        page: l.kind === 'relation' ? null : l.block,
+        tuple: l.kind === 'tuple' ? l.offset : null,
+        virtualtransaction: x.vxid,
+        pid,
+      }));
+    }),
+    databaseOid: DATABASE_OID,
+    databaseName: 'postgres',
+    userName: 'postgres',
+  };
+}

@@ -1,0 +1,165 @@
+/** Running steps, waking waiters and firing timers on the virtual clock. */
+import type { EngineContext } from './context';
+import { deadlockVictim, failWaitingStep, grantWait } from './model/acquire';
+import { logLockWait, logStepMessages, timeoutLog } from './model/logLines';
+import { PG } from './model/messages';
+import type { TimerKind } from './model/timers';
+import { maybeUnpin } from './pg/replay';
+import { cancelTimers, event, queueResumes, type Sess, sess } from './state';
+import { execDml, execStatement } from './statement';
+import { commitTxn, endTxn } from './transaction';
+import { logEntry } from './view/serverLog';
+
+/** Runs the step's statements from the current one until one waits, sleeps or fails, then ends the step. */
+export async function runStep(eng: EngineContext, s: Sess): Promise<void> {
+  const step = s.step!;
+  while (!step.done && step.idx < step.statements.length) {
+    const st = step.statements[step.idx];
+    const outcome = await execStatement(eng, s, st);
+    if (outcome === 'wait' || outcome === 'sleep') return;
+    if (outcome === 'error') {
+      step.done = true;
+      break;
+    }
+    step.idx++;
+  }
+  if (!step.done || step.error) {
+    step.done = true;
+  }
+  await endOfStep(eng, s);
+}
+
+/** End of a simple-protocol query: commit or roll back an implicit block; report. */
+export async function endOfStep(eng: EngineContext, s: Sess): Promise<void> {
+  const step = s.step!;
+  if (s.txn?.implicit) {
+    if (step.error || s.txn.aborted) await endTxn(eng, s, false);
+    else {
+      const err = await commitTxn(eng, s);
+      if (err) step.error = err;
+    }
+  }
+  finishStep(eng, s);
+}
+
+/** The step is done: its messages reach the server log, the session's history gets it, idle timers start. */
+export function finishStep(eng: EngineContext, s: Sess): void {
+  const step = s.step!;
+  step.done = true;
+  logStepMessages(eng, s);
+  s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
+  s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: eng.clock });
+  s.stateChangeMs = eng.clock;
+  event(eng, {
+    type: 'step-done',
+    atMs: eng.clock,
+    session: s.name,
+    step: step.name,
+    ok: !step.error,
+    ...(step.error ? { sqlstate: step.error.sqlstate } : {}),
+  });
+  if (s.txn && !s.txn.implicit && s.timeouts.idle > 0 && !s.terminated)
+    eng.timers.set(s.name, 'idle_in_transaction_session_timeout', eng.clock + s.timeouts.idle);
+}
+
+/** Resumes every woken session whose lock is now granted, in wake order. */
+export async function drainResumes(eng: EngineContext): Promise<void> {
+  await maybeUnpin(eng);
+  while (eng.resumeQueue.length) {
+    const name = eng.resumeQueue.shift()!;
+    const s = sess(eng, name);
+    const step = s.step;
+    if (!step || step.done || !step.wait) continue;
+    if (eng.lm.waitingFor(s.proc)) continue; // still queued (e.g. woken by a partial release)
+    await resume(eng, s);
+  }
+}
+
+/** The session's lock was granted: continue its statement. */
+export async function resume(eng: EngineContext, s: Sess): Promise<void> {
+  const step = s.step!;
+  grantWait(eng, s);
+  // Re-execute the statement against the new state (READ COMMITTED re-check; rows already locked stay locked).
+  const st = step.statements[step.idx];
+  const outcome = await execDml(eng, s, st);
+  if (outcome === 'wait') return;
+  if (outcome === 'error') {
+    step.done = true;
+    await endOfStep(eng, s);
+    return;
+  }
+  step.idx++;
+  await runStep(eng, s);
+}
+
+/** A timer fired: pg_sleep ends, the deadlock check runs, or a timeout fails the step. */
+export async function fire(eng: EngineContext, name: string, kind: TimerKind): Promise<void> {
+  const s = sess(eng, name);
+  const step = s.step;
+  switch (kind) {
+    case 'pg_sleep': {
+      if (!step || step.sleepUntil === undefined) return;
+      step.sleepUntil = undefined;
+      cancelTimers(eng, s, ['statement_timeout']);
+      step.results.push({ command: 'SELECT 1', columns: ['pg_sleep'], rows: [['']] });
+      step.idx++;
+      await runStep(eng, s);
+      return;
+    }
+    case 'deadlock_timeout': {
+      if (!step?.wait) return;
+      const r = eng.lm.checkDeadlock(s.proc);
+      event(eng, {
+        type: 'deadlock-check',
+        atMs: eng.clock,
+        session: name,
+        result: r.kind,
+        cycle: r.kind === 'hard' ? r.report.edges.map((e) => e.waiter as string) : [],
+      });
+      const w = step.wait;
+      w.checked = true;
+      if (r.kind === 'hard') {
+        // CheckDeadLock takes the victim off the queue (waking those behind it) before ProcSleep logs.
+        queueResumes(eng, eng.lm.cancelWait(s.proc));
+        logLockWait(eng, s, w, 'detected-deadlock');
+        deadlockVictim(eng, s, r.report, w.context, w.position);
+        await endOfStep(eng, s);
+        return;
+      }
+      if (r.kind === 'soft') {
+        logLockWait(eng, s, w, 'avoided-deadlock');
+        queueResumes(eng, r.woken);
+      }
+      if (eng.lm.waitingFor(s.proc)) logLockWait(eng, s, w, 'still-waiting');
+      return;
+    }
+    case 'lock_timeout': {
+      if (!step?.wait) return;
+      step.error = { ...PG.lockTimeout(step.wait.context), ...(step.wait.position ? { position: step.wait.position } : {}) };
+      timeoutLog(eng, s, step.error);
+      event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind });
+      failWaitingStep(eng, s);
+      await endOfStep(eng, s);
+      return;
+    }
+    case 'statement_timeout': {
+      if (!step || step.done) return;
+      step.error = PG.statementTimeout(step.wait?.context);
+      timeoutLog(eng, s, step.error);
+      event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind });
+      failWaitingStep(eng, s);
+      await endOfStep(eng, s);
+      return;
+    }
+    case 'idle_in_transaction_session_timeout': {
+      if (!s.txn || (step && !step.done)) return;
+      event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind });
+      const fatal = PG.idleInTransactionTimeout();
+      eng.serverLog.push(...logEntry(eng.clock, s.pid, 'FATAL', fatal.message));
+      s.terminated = fatal;
+      s.terminatedAtMs = eng.clock;
+      await endTxn(eng, s, false);
+      return;
+    }
+  }
+}

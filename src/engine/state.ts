@@ -1,0 +1,241 @@
+/**
+ * The engine's plain-data state: sessions, their transactions and running steps, waits, and the
+ * lock model's tables. Everything here is synchronous and PGlite-free; pg/ and the orchestrator
+ * add the executor on top (context.ts).
+ */
+import type { CatalogTable, RelationInfo } from './model/facts';
+import { LockManager } from './model/locks/lockManager';
+import type { LockMode, LockTag, ProcId } from './model/locks/types';
+import type { LogEntry } from './model/log';
+import { RowLockTable, type TupleId } from './model/rowlocks';
+import { Ssi, Sxact } from './model/ssi';
+import { type TimerKind, Timers } from './model/timers';
+import type { ParsedStatement, PreparedText } from './sql';
+import type {
+  EngineEvent,
+  EngineSnapshot,
+  FinishedStep,
+  IsolationLevel,
+  PgMessage,
+  SessionSnapshot,
+  StatementResult,
+  TableSnapshot,
+} from './types';
+
+/** PGlite's database OID (postgres), used in lock descriptions as PostgreSQL prints them. */
+export const DATABASE_OID = 5;
+export const FIRST_XID = 750;
+export const FIRST_PID = 4101;
+/** FirstNormalObjectId: where a fresh cluster's user objects start. */
+export const FIRST_USER_OID = 16384;
+/** The prepared transaction that keeps the xmin horizon behind every exported snapshot. */
+export const PIN_GID = 'lockstep_snapshot_pin';
+
+export interface HeldLock {
+  tag: LockTag;
+  mode: LockMode;
+  depth: number;
+}
+
+export interface UniqueKey {
+  index: string;
+  key: string;
+  depth: number;
+  xid: number;
+}
+
+export interface Txn {
+  implicit: boolean;
+  isolation: IsolationLevel;
+  xid: number | null;
+  vxid: string;
+  startMs: number;
+  log: LogEntry[];
+  aborted: boolean;
+  savepoints: { name: string; logLen: number; xid?: number }[];
+  /** ExclusiveLock on each (sub)transaction id, with the savepoint depth it belongs to. */
+  xidHolds: { xid: number; depth: number }[];
+  held: HeldLock[];
+  insertedKeys: UniqueKey[];
+  /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
+  sets: string[];
+  localSets: string[];
+  /** For each version this transaction created by updating a row: the committed tuple it descends from. */
+  originOf: Map<string, TupleId>;
+  /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
+  snapshot?: string;
+  /** SERIALIZABLE: the transaction's SSI state (from its first snapshot on). */
+  sx?: Sxact;
+}
+export interface Wait {
+  tag: LockTag;
+  mode: LockMode;
+  sinceMs: number;
+  /** The xid wait is on behalf of this tuple (for CONTEXT and RR checks). */
+  tuple?: TupleId;
+  /** The session whose xid we wait for, and whether it had changed the tuple. */
+  holder?: string;
+  context?: string;
+  /** parser_errposition of a table lock taken in parse analysis: "at character N" on the wait's log lines and errors. */
+  position?: number;
+  /** The deadlock check ran during this wait (ProcSleep's deadlock_state != DS_NOT_YET_CHECKED): a grant is logged. */
+  checked?: boolean;
+}
+
+export interface RunningStep {
+  name: string;
+  sql: string;
+  statements: ParsedStatement[];
+  idx: number;
+  results: StatementResult[];
+  notices: PgMessage[];
+  startedMs: number;
+  wait?: Wait;
+  sleepUntil?: number;
+  /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
+  tupleLocks: LockTag[];
+  /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
+  epq?: { oid: number; ctids: string[]; horizon?: number };
+  done: boolean;
+  error?: PgMessage;
+  /** The client cancelled the step while it executed: see submit. */
+  cancelled?: boolean;
+}
+
+export interface Sess {
+  name: string;
+  proc: ProcId;
+  pid: number;
+  index: number;
+  sets: string[];
+  gucs: Record<string, string>;
+  timeouts: { deadlock: number; lock: number; statement: number; idle: number };
+  defaultIsolation: IsolationLevel;
+  txn: Txn | null;
+  step: RunningStep | null;
+  last: SessionSnapshot['last'];
+  query: string;
+  stateChangeMs: number;
+  /** Session-level advisory locks, with counts (pg_advisory_lock is re-entrant). */
+  sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[];
+  terminated: PgMessage | null;
+  terminatedAtMs: number;
+  /** The client has read the FATAL (with its next command): later commands find no connection. */
+  terminationReported: boolean;
+  /** Every finished step, oldest first (SessionSnapshot.history). */
+  history: FinishedStep[];
+  vxidCounter: number;
+  /** The session's prepared statements (PREPARE), by name: each backend has its own. */
+  prepared: Map<string, PreparedText>;
+}
+
+/** The state the pure model reads and changes: lock tables, sessions, clock, log lines, events. */
+export interface ModelState {
+  readonly lm: LockManager;
+  readonly rows: RowLockTable;
+  readonly timers: Timers;
+  readonly ssi: Ssi;
+  readonly sessions: Map<string, Sess>;
+  clock: number;
+  nextXid: number;
+  events: EngineEvent[];
+  serverLog: string[];
+  /** Errors already written to the server log when they were raised (deadlocks, timeouts). */
+  loggedErrors: WeakSet<PgMessage>;
+  lastDeadlock: EngineSnapshot['deadlock'];
+  catalog: CatalogTable[];
+  relations: Map<number, RelationInfo>;
+  resumeQueue: string[];
+  tables: TableSnapshot[];
+  views: Record<string, TableSnapshot[]>;
+  /** The first user OID the scenario created: OIDs are shown shifted from it (present.ts vOid). */
+  oidBase: number | null;
+}
+
+/** Result of submitting a step: done (with result), waiting on a lock, or sleeping on the virtual clock. */
+export type StepStatus = 'done' | 'waiting' | 'sleeping' | 'idle';
+
+/** A fresh model state with no sessions. */
+export function newModelState(): ModelState {
+  return {
+    lm: new LockManager(),
+    rows: new RowLockTable(),
+    timers: new Timers(),
+    ssi: new Ssi(),
+    sessions: new Map(),
+    clock: 0,
+    nextXid: FIRST_XID,
+    events: [],
+    serverLog: [],
+    loggedErrors: new WeakSet(),
+    lastDeadlock: null,
+    catalog: [],
+    relations: new Map(),
+    resumeQueue: [],
+    tables: [],
+    views: {},
+    oidBase: null,
+  };
+}
+
+/** Adds a named session (its pid and vxid prefix follow its index). */
+export function addSession(eng: ModelState, name: string, index: number): void {
+  eng.sessions.set(name, {
+    name,
+    proc: name as ProcId,
+    pid: FIRST_PID + index,
+    index,
+    sets: [],
+    gucs: {},
+    timeouts: { deadlock: 1000, lock: 0, statement: 0, idle: 0 },
+    defaultIsolation: 'read committed',
+    txn: null,
+    step: null,
+    last: null,
+    query: '',
+    stateChangeMs: 0,
+    sessionAdvisory: [],
+    terminated: null,
+    terminatedAtMs: 0,
+    terminationReported: false,
+    history: [],
+    vxidCounter: 0,
+    prepared: new Map(),
+  });
+}
+
+/** The named session (an unknown name is a caller bug). */
+export function sess(eng: ModelState, name: string): Sess {
+  const s = eng.sessions.get(name);
+  if (!s) throw new Error(`unknown session "${name}"`);
+  return s;
+}
+
+/** Where a session's current step stands. */
+export function statusOf(eng: ModelState, name: string | Sess): StepStatus {
+  const s = typeof name === 'string' ? sess(eng, name) : name;
+  if (!s.step) return 'idle';
+  if (s.step.done) return 'done';
+  if (s.step.sleepUntil !== undefined) return 'sleeping';
+  return 'waiting';
+}
+
+/** Queues woken sessions for drainResumes, once each. */
+export function queueResumes(eng: ModelState, procs: ProcId[]): void {
+  for (const p of procs) if (!eng.resumeQueue.includes(p)) eng.resumeQueue.push(p);
+}
+
+/** Whether a boolean GUC is on for the session. */
+export function gucOn(eng: ModelState, s: Sess, name: string): boolean {
+  return s.gucs[name] === 'on';
+}
+
+/** Cancels the session's timers of these kinds. */
+export function cancelTimers(eng: ModelState, s: Sess, kinds: TimerKind[]): void {
+  eng.timers.cancel(s.name, kinds);
+}
+
+/** Appends an event to the engine's event log. */
+export function event(eng: ModelState, e: EngineEvent): void {
+  eng.events.push(e);
+}

@@ -1,0 +1,320 @@
+/** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
+import type { EngineContext } from './context';
+import { restrictCte, restrictToTuples } from './epq';
+import { EngineInternalError } from './errors';
+import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
+import type { DryRun } from './model/facts';
+import { PG } from './model/messages';
+import { hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
+import { SsiFailure } from './model/ssi';
+import { abortTxnState, beginTxn, currentXid } from './model/txn';
+import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { dryRun } from './pg/dryRun';
+import { afterSet } from './pg/gucs';
+import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
+import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
+import { cancelTimers, event, type Sess } from './state';
+import { execTxnControl } from './transaction';
+import type { IsolationLevel, PgMessage } from './types';
+
+/** Executes one statement; 'ok' moves to the next one. */
+export async function execStatement(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+  const step = s.step!;
+  const cls = st.cls;
+  if (
+    s.txn?.aborted &&
+    !(cls.kind === 'txn' && (cls.ctl.kind === 'commit' || cls.ctl.kind === 'rollback' || cls.ctl.kind === 'rollback-to'))
+  ) {
+    step.error = PG.inFailedTransaction();
+    return 'error';
+  }
+  if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
+  if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
+  if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
+    // PreventInTransactionBlock: a query string of several statements is an implicit block too.
+    step.error = PG.refusedInBlock(cls.refusedInBlock);
+    if (s.txn) abortTxnState(eng, s, true);
+    return 'error';
+  }
+  if (cls.kind === 'unsupported') {
+    step.error = PG.unsupported(cls.what);
+    if (s.txn) abortTxnState(eng, s, true);
+    return 'error';
+  }
+  // RequireTransactionBlock: a lone LOCK TABLE outside a block (a query string of several
+  // statements is an implicit block, where it may run).
+  if (cls.kind === 'dml' && cls.verb === 'lock' && !s.txn && step.statements.length === 1) {
+    step.error = PG.savepointOutsideBlock('LOCK TABLE');
+    return 'error';
+  }
+  // Any other statement runs inside a transaction: open an implicit block if none is open.
+  if (!s.txn) {
+    beginTxn(eng, s, true);
+  }
+  if (cls.kind === 'sleep') {
+    step.sleepUntil = eng.clock + Math.max(0, cls.seconds * 1000);
+    eng.timers.set(s.name, 'pg_sleep', step.sleepUntil);
+    startStatementTimer(eng, s);
+    return 'sleep';
+  }
+  if (cls.kind === 'set' && cls.setTransaction) return execSetTransaction(eng, s, cls);
+  startStatementTimer(eng, s);
+  return execDml(eng, s, st);
+}
+
+/**
+ * PREPARE / EXECUTE / DEALLOCATE on the session's own namespace (prepare.c). EXECUTE runs the
+ * prepared query with its arguments bound in place of the parameters, as the statement itself,
+ * so it locks, waits and re-checks as that statement does and answers with its command tag.
+ */
+export async function execPrepared(
+  eng: EngineContext,
+  s: Sess,
+  cls: Extract<Classified, { kind: 'prepare' | 'execute' | 'deallocate' }>,
+): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
+  const step = s.step!;
+  const fail = (error: PgMessage): 'error' => {
+    step.error = error;
+    if (s.txn) abortTxnState(eng, s, true);
+    return 'error';
+  };
+  switch (cls.kind) {
+    case 'prepare': {
+      if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
+      // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
+      const p = cls.prepared;
+      const error = await analyzePrepared(eng, p);
+      if (error) return fail(error);
+      s.prepared.set(cls.name, p);
+      step.results.push({ command: 'PREPARE' });
+      return 'ok';
+    }
+    case 'execute': {
+      const p = s.prepared.get(cls.name);
+      if (!p) return fail(PG.noSuchPrepared(cls.name));
+      if (cls.args.length !== p.paramCount) return fail(PG.wrongParamCount(cls.name, p.paramCount, cls.args.length));
+      const bound = parseStatements(bindPrepared(p, cls.args))[0];
+      // A wait re-runs the statement at step.idx: from now on that is the bound statement.
+      step.statements[step.idx] = bound;
+      return execStatement(eng, s, bound);
+    }
+    case 'deallocate':
+      if (cls.name === null) s.prepared.clear();
+      else if (!s.prepared.delete(cls.name)) return fail(PG.noSuchPrepared(cls.name));
+      step.results.push({ command: cls.name === null ? 'DEALLOCATE ALL' : 'DEALLOCATE' });
+      return 'ok';
+  }
+}
+
+/** (Re)starts statement_timeout for the statement about to run. */
+export function startStatementTimer(eng: EngineContext, s: Sess): void {
+  cancelTimers(eng, s, ['statement_timeout']);
+  if (s.timeouts.statement > 0) eng.timers.set(s.name, 'statement_timeout', eng.clock + s.timeouts.statement);
+}
+
+/** SET TRANSACTION / SET SESSION CHARACTERISTICS: the isolation level, before the first statement. */
+export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Classified, { kind: 'set' }>): 'ok' | 'error' {
+  const step = s.step!;
+  if (cls.name === 'session characteristics') {
+    if (cls.isolation) s.defaultIsolation = cls.isolation as IsolationLevel;
+    step.results.push({ command: 'SET' });
+    return 'ok';
+  }
+  if (s.txn!.log.length > 0) {
+    step.error = PG.setTransactionTooLate();
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
+  if (cls.isolation) s.txn!.isolation = cls.isolation as IsolationLevel;
+  step.results.push({ command: 'SET' });
+  return 'ok';
+}
+
+/** Runs a statement through a dry run and walks its plan: it completes, waits or fails. */
+export async function execDml(eng: EngineContext, s: Sess, original: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  const step = s.step!;
+  if (step.cancelled) {
+    // The cancel request arrived while this statement executed: it fails and aborts the
+    // (sub)transaction, as ProcessInterrupts does; later statements get 25P02 until ROLLBACK.
+    step.error = PG.userCancel();
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
+  const st = epqStatement(eng, s, original);
+  const seqs = await sequenceStates(eng);
+  let dry: DryRun;
+  try {
+    dry = await dryRun(eng, s, st);
+  } catch (e) {
+    if (!(e instanceof EngineInternalError)) throw e;
+    step.error = PG.engine(e.message);
+    event(eng, { type: 'engine-error', atMs: eng.clock, session: s.name, message: e.message });
+    // An error before execution aborts the block like any other error.
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
+  if (dry.raw.error) {
+    // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
+    const wait = dry.raw.error.sqlstate === '23505' ? await keyBlocker(eng, s, dry.raw.error) : undefined;
+    if (wait) {
+      currentXid(eng, s);
+      const outcome = waitOnXid(eng, s, wait.session, wait.xid, undefined, 'insert');
+      // The new row, with its sequence values, is formed before the unique check waits; after the
+      // wait PostgreSQL inserts that same row: the re-run takes the values again.
+      if (outcome === 'wait') await restoreSequences(eng, seqs);
+      return outcome;
+    }
+    // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
+    // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
+    if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
+      const page = await uniqueIndexPage(eng, /unique constraint "((?:[^"]|"")+)"/.exec(dry.raw.error.message)?.[1]?.replace(/""/g, '"'));
+      if (page)
+        try {
+          eng.ssi.write(s.txn.sx, [page], s.txn.savepoints.length, s.txn.xid);
+        } catch (e) {
+          return ssiError(eng, s, e);
+        }
+    }
+    // A foreign-key trigger fails at the end of the statement, after the statement has locked
+    // its rows: a row another session holds is waited for first (PostgreSQL's order).
+    if (
+      dry.raw.error.sqlstate === '23503' &&
+      s.txn &&
+      !s.txn.sx &&
+      st.cls.kind === 'dml' &&
+      st.cls.waitPolicy === 'block' &&
+      (st.cls.verb === 'delete' || st.cls.verb === 'update')
+    ) {
+      const first = await lockBeforeTriggers(eng, s, st);
+      if (first !== 'ok') return first;
+    }
+    step.notices.push(...dry.raw.notices);
+    step.error = dry.raw.error;
+    keepSessionAdvisory(eng, s, dry.sessionAdvisory);
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
+  const sx = s.txn?.sx;
+  if (sx && dry.ssi) {
+    // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
+    const candidates = eng.ssi.indexCandidates(sx, dry.ssi.scope);
+    const reached = candidates.length ? await indexReached(eng, st, candidates) : undefined;
+    try {
+      eng.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? readsHeapPage(eng, dry.ssi, reached) : true);
+      if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
+    } catch (e) {
+      return ssiError(eng, s, e);
+    }
+  }
+  let outcome: 'ok' | 'error' | 'wait' | undefined;
+  if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
+    // SKIP LOCKED passes over rows only: the staged sessions hold their relation and advisory
+    // locks in PGlite too, where a conflicting one would block its single backend for good.
+    // The lock model decides the locks the statement takes before it locks rows first; the
+    // staged dry run runs only once they are granted.
+    const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
+    if (first !== 'ok') outcome = first;
+    else {
+      await restoreSequences(eng, seqs);
+      dry = await dryRun(eng, s, st, true);
+      if (dry.raw.error) {
+        step.error = dry.raw.error;
+        keepSessionAdvisory(eng, s, dry.sessionAdvisory);
+        abortTxnState(eng, s, true);
+        return 'error';
+      }
+    }
+  }
+  outcome ??= walkPlan(eng, s, st, dry);
+  // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
+  // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
+  // keeps the row it formed for after the wait: either way the re-run takes the values again, so
+  // give back what the dry run took. A wait for a row comes after the row's new values were
+  // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
+  const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
+  if (outcome === 'wait' && !rowWait) await restoreSequences(eng, seqs);
+  // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
+  const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
+  // A relation lock is taken while the statement is parsed, before its snapshot: after that
+  // wait it scans afresh, unrestricted.
+  if (outcome === 'wait' && !step.epq && step.wait?.tag.type !== 'relation' && st.cls.kind === 'dml' && scanned) {
+    const oid = eng.catalog.find((c) => c.name === scanned.relname)?.oid;
+    if (oid !== undefined) {
+      // The rows the scan found: those it is locking now, and those this session already held.
+      const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
+      const held = eng.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
+      // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
+      const horizon = st.cls.verb === 'select' || st.cls.lockingCte ? dry.horizon : undefined;
+      step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
+    }
+  }
+  if (outcome !== 'ok') return outcome;
+  step.epq = undefined;
+  // Granted: the statement joins the session's transaction.
+  const txn = s.txn!;
+  if (sx && dry.ssi?.writes.length) {
+    // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
+    if (dry.assignsXid) currentXid(eng, s);
+    try {
+      eng.ssi.write(sx, dry.ssi.writes, txn.savepoints.length, txn.xid);
+    } catch (e) {
+      return ssiError(eng, s, e);
+    }
+  }
+  if (dry.entry) {
+    txn.log.push(dry.entry);
+    if (dry.entry.kind === 'image')
+      for (const op of dry.entry.ops) {
+        if (op.op !== 'update') continue;
+        const [b, o] = op.target.ctid.slice(1, -1).split(',').map(Number);
+        const origin = op.target.own
+          ? txn.originOf.get(`${op.target.rel}:${op.target.ctid}`)
+          : { oid: op.target.rel, relation: op.target.relation, block: b, offset: o };
+        if (origin) txn.originOf.set(`${op.target.rel}:${op.newCtid}`, origin);
+      }
+  }
+  const depth = txn.savepoints.length;
+  const xid = dry.assignsXid ? currentXid(eng, s) : (txn.xid ?? 0);
+  for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
+  if (dry.sessionAdvisory)
+    setSessionAdvisory(
+      eng,
+      s,
+      dry.sessionAdvisory,
+      dry.plan.flatMap((p) => (p.kind === 'adv' && p.sessionLevel ? [p] : [])),
+    );
+  if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
+  step.results.push(...dry.raw.results);
+  step.notices.push(...dry.raw.notices);
+  releaseTupleLocks(eng, s);
+  cancelTimers(eng, s, ['statement_timeout']);
+  return 'ok';
+}
+
+/**
+ * The row locks a statement takes before its foreign-key triggers run: a dry run with the
+ * triggers off (session_replication_role = replica) finds them. 'ok' when none conflicts (the
+ * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and
+ * runs again, triggers and all, once they are granted.
+ */
+export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  const probe = await dryRun(eng, s, st, false, true);
+  if (probe.raw.error || !hasRowConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe);
+}
+
+/** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
+export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): ParsedStatement {
+  const epq = s.step?.epq;
+  if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
+  const cte = st.cls.lockingCte;
+  if (cte) {
+    const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+    return sql ? { sql, cls: st.cls } : st;
+  }
+  if (!st.cls.target) return st;
+  const verb = st.cls.verb;
+  if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
+  const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+  return sql ? { sql, cls: st.cls } : st;
+}

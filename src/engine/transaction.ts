@@ -1,0 +1,139 @@
+/** Transaction control statements, COMMIT in PGlite, and the end of a transaction. */
+import type { EngineContext } from './context';
+import { followUpdates } from './model/followUpdates';
+import { PG } from './model/messages';
+import { SsiFailure } from './model/ssi';
+import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn';
+import { findLastIndex } from './model/util';
+import { maybeVacuum, refreshCatalog } from './pg/catalog';
+import { refreshSessionGucs } from './pg/gucs';
+import { commitReplay, ident, maybeUnpin } from './pg/replay';
+import type { Classified } from './sql';
+import { queueResumes, type Sess } from './state';
+import type { IsolationLevel, PgMessage } from './types';
+
+/** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE and ROLLBACK TO, with PostgreSQL's warnings and errors. */
+export async function execTxnControl(
+  eng: EngineContext,
+  s: Sess,
+  ctl: Extract<Classified, { kind: 'txn' }>['ctl'],
+): Promise<'ok' | 'error'> {
+  const step = s.step!;
+  switch (ctl.kind) {
+    case 'begin':
+      if (s.txn && !s.txn.implicit) {
+        step.notices.push(PG.warning('25001', 'there is already a transaction in progress'));
+      } else if (s.txn?.implicit) {
+        s.txn.implicit = false;
+        if (ctl.isolation) s.txn.isolation = ctl.isolation as IsolationLevel;
+      } else beginTxn(eng, s, false, ctl.isolation);
+      step.results.push({ command: ctl.command });
+      return 'ok';
+    case 'commit': {
+      if (!s.txn) {
+        step.notices.push(PG.warning('25P01', 'there is no transaction in progress'));
+        step.results.push({ command: 'COMMIT' });
+        return 'ok';
+      }
+      if (s.txn.aborted) {
+        await endTxn(eng, s, false);
+        step.results.push({ command: 'ROLLBACK' });
+        return 'ok';
+      }
+      const err = await commitTxn(eng, s);
+      if (err) {
+        step.error = err;
+        return 'error';
+      }
+      step.results.push({ command: 'COMMIT' });
+      return 'ok';
+    }
+    case 'rollback':
+      if (!s.txn) step.notices.push(PG.warning('25P01', 'there is no transaction in progress'));
+      else await endTxn(eng, s, false);
+      step.results.push({ command: 'ROLLBACK' });
+      return 'ok';
+    case 'savepoint': {
+      if (!s.txn || s.txn.implicit) {
+        // PostgreSQL: SAVEPOINT outside a block is an error (inside an implicit block too).
+        step.error = PG.savepointOutsideBlock('SAVEPOINT');
+        return 'error';
+      }
+      s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
+      s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${ident(ctl.name)}`, command: 'SAVEPOINT' });
+      step.results.push({ command: 'SAVEPOINT' });
+      return 'ok';
+    }
+    case 'release':
+    case 'rollback-to': {
+      const cmd = ctl.kind === 'release' ? 'RELEASE' : 'ROLLBACK';
+      if (!s.txn || s.txn.implicit) {
+        step.error = PG.savepointOutsideBlock(ctl.kind === 'release' ? 'RELEASE SAVEPOINT' : 'ROLLBACK TO SAVEPOINT');
+        return 'error';
+      }
+      const i = findLastIndex(s.txn.savepoints, (p) => p.name === ctl.name);
+      if (i < 0) {
+        step.error = PG.noSuchSavepoint(ctl.name);
+        if (!s.txn.aborted) abortTxnState(eng, s, true);
+        return 'error';
+      }
+      const depth = i + 1;
+      if (ctl.kind === 'rollback-to') {
+        const sp = s.txn.savepoints[i];
+        s.txn.savepoints.length = depth;
+        s.txn.log.length = sp.logLen;
+        s.txn.aborted = false;
+        releaseDepth(eng, s, depth);
+      } else {
+        s.txn.savepoints.length = i;
+        s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${ident(ctl.name)}`, command: 'RELEASE' });
+        for (const h of s.txn.held) if (h.depth > i) h.depth = i;
+        for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
+        for (const k of s.txn.insertedKeys) if (k.depth > i) k.depth = i;
+        eng.rows.merge(s.name, i);
+      }
+      step.results.push({ command: cmd });
+      return 'ok';
+    }
+  }
+}
+
+/** Commits for real in PGlite; returns an error if COMMIT fails. */
+export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage | undefined> {
+  const txn = s.txn!;
+  // SERIALIZABLE: the dangerous-structure check at commit comes before anything is made durable.
+  let ssiCommit: (() => void) | undefined;
+  if (txn.sx) {
+    try {
+      ssiCommit = eng.ssi.preCommit(txn.sx);
+    } catch (e) {
+      if (!(e instanceof SsiFailure)) throw e;
+      await endTxn(eng, s, false);
+      return PG.serializationRw(e.reason);
+    }
+  }
+  if (txn.log.length) {
+    const r = await commitReplay(eng, s);
+    if (r.error) {
+      await endTxn(eng, s, false);
+      return r.error;
+    }
+    followUpdates(eng, s, r.committed);
+    // The catalog changes only when the transaction ran DDL (replayed as SQL text).
+    const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
+    if (ddl) await refreshCatalog(eng);
+    await maybeVacuum(eng);
+  }
+  ssiCommit?.();
+  await endTxn(eng, s, true);
+  return undefined;
+}
+
+/** Ends the transaction: releases everything in the model (model/txn endTxnState), then what PGlite keeps for it. */
+export async function endTxn(eng: EngineContext, s: Sess, committed: boolean): Promise<void> {
+  if (!s.txn) return;
+  const { woken, hadSets } = endTxnState(eng, s, committed);
+  await maybeUnpin(eng);
+  queueResumes(eng, woken);
+  if (hadSets) await refreshSessionGucs(eng, s);
+}

@@ -1,0 +1,126 @@
+/**
+ * The simulator as an isolationtester SessionDriver: the same algorithm that drives real
+ * PostgreSQL drives the engine, and time passes only on the virtual clock.
+ */
+import { Engine, PgliteExecutor } from '../engine';
+import type { PollResult, SessionDriver, SetupOutput, Spec, StepResult } from '../scenario/types';
+import { normalizeDetailText } from '../scenario/normalize';
+
+/** isolationtester's max_step_wait: a step still blocked after this long is canceled. */
+const MAX_STEP_WAIT_MS = 300_000;
+/** isolationtester's lock-wait check interval (try_complete_step's select() timeout). */
+const LOCK_WAIT_CHECK_MS = 10;
+
+/** Drives the engine for one spec at a time; reuses one PGlite across permutations. */
+export class SimDriver implements SessionDriver {
+  engine: Engine | null = null;
+  private ex: PgliteExecutor | null = null;
+  private relNames = new Map<string, string>();
+  /** Per session: how many of the running step's notices a 'blocked' poll already handed out. */
+  private noticesReported = new Map<string, number>();
+
+  /** `executor`: reuse this PGlite (the worker's); otherwise one is started on first use. */
+  constructor(executor?: PgliteExecutor) {
+    this.ex = executor ?? null;
+  }
+
+  /** Runs the spec's setup blocks, then each session's setup. */
+  async begin(spec: Spec): Promise<SetupOutput[]> {
+    this.ex ??= await PgliteExecutor.create();
+    await this.ex.reset();
+    this.engine = await Engine.create({ sessions: spec.sessions.map((s) => s.name), executor: this.ex });
+    const outputs: SetupOutput[] = [];
+    for (const sql of spec.setup) {
+      const r = await this.engine.setup(sql);
+      if (r.error) throw new Error(`setup failed: ${r.error.severity}:  ${r.error.message}`);
+      outputs.push({ result: { results: r.results, notices: [] } });
+    }
+    for (const s of spec.sessions) {
+      if (s.setup === undefined) continue;
+      await this.engine.submit(s.name, s.setup, `${s.name} setup`);
+      const result = await this.settle(s.name);
+      if (result.error) throw new Error(`setup of session ${s.name} failed: ${result.error.severity}:  ${result.error.message}`);
+      outputs.push({ session: s.name, result });
+    }
+    this.relNames = await this.engine.relationNames();
+    return outputs;
+  }
+
+  /** Sends a step; the engine runs it until it completes, waits or sleeps. */
+  async send(session: string, sql: string): Promise<void> {
+    this.noticesReported.delete(session);
+    await this.engine!.submit(session, sql, sql);
+    this.relNames = await this.engine!.relationNames();
+  }
+
+  /** Lets virtual time pass until the step is done (or, without `wait`, blocked on a lock). */
+  async poll(session: string, wait: boolean): Promise<PollResult> {
+    const e = this.engine!;
+    const start = e.now();
+    for (;;) {
+      const st = e.statusOf(session);
+      if (st === 'done' || st === 'idle') {
+        this.noticesReported.delete(session);
+        return { status: 'done', result: e.takeResult(session) ?? { results: [], notices: [] } };
+      }
+      if (st === 'waiting' && !wait) {
+        // isolationtester checks a step for a lock wait when its 10 ms select() times out with no
+        // result: that much time passes first, and a timer due by the check (a victim's
+        // deadlock_timeout, and the release it causes) finishes the step or another one meanwhile.
+        if (e.now() < start + LOCK_WAIT_CHECK_MS) {
+          await e.advance(start + LOCK_WAIT_CHECK_MS - e.now());
+          continue;
+        }
+        // The notices the step raised before it blocked reach the client now, as PostgreSQL sends them.
+        const fresh = e.stepNotices(session).slice(this.noticesReported.get(session) ?? 0);
+        this.noticesReported.set(session, (this.noticesReported.get(session) ?? 0) + fresh.length);
+        return fresh.length ? { status: 'blocked', notices: fresh } : { status: 'blocked' };
+      }
+      const next = e.nextTimerAt();
+      if (next === null || next - start > MAX_STEP_WAIT_MS) {
+        // Nothing will ever wake it: isolationtester gives up after max_step_wait and cancels.
+        await e.cancel(session);
+        continue;
+      }
+      await e.advanceToNextTimer();
+    }
+  }
+
+  private async settle(session: string): Promise<StepResult> {
+    const r = await this.poll(session, true);
+    return r.status === 'done' ? r.result : { results: [], notices: [] };
+  }
+
+  /** Process ids → session names, OIDs → names, xids masked. */
+  normalizeDetail(detail: string): string {
+    return normalizeDetailText(detail, this.engine?.pidNames() ?? new Map(), this.relNames);
+  }
+
+  /** The engine's server log for the current permutation (a fresh engine per begin()). */
+  serverLog(): string[] {
+    return this.engine?.serverLogLines() ?? [];
+  }
+
+  /** Runs teardowns; never throws on SQL errors. */
+  async end(spec: Spec): Promise<SetupOutput[]> {
+    const outputs: SetupOutput[] = [];
+    const e = this.engine!;
+    for (const s of spec.sessions) if (e.statusOf(s.name) !== 'idle') await this.settle(s.name).catch(() => undefined);
+    for (const s of spec.sessions) {
+      if (s.teardown === undefined) continue;
+      await e.submit(s.name, s.teardown, `${s.name} teardown`);
+      outputs.push({ session: s.name, result: await this.settle(s.name) });
+    }
+    if (spec.teardown !== undefined) {
+      const r = await e.setup(spec.teardown, { refreshCatalog: false });
+      outputs.push({ result: { results: r.results, notices: [], ...(r.error ? { error: r.error } : {}) } });
+    }
+    return outputs;
+  }
+
+  /** Releases PGlite. */
+  async close(): Promise<void> {
+    await this.ex?.close();
+    this.ex = null;
+  }
+}
