@@ -1,7 +1,7 @@
 /**
  * What the lock matrices light up for a snapshot: requested modes (rows), held modes (columns)
  * and the conflicting cells of the current waits; and which modes each session holds.
- * The matrices themselves are the tables of engine/locks/modes.ts.
+ * The matrices themselves are the tables of engine/model/locks/modes.ts.
  */
 import type { EngineSnapshot, LockMode, RowLockMode } from '../../engine/types';
 import type { RowLockStrength } from '../../engine/model/locks/types';
