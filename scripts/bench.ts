@@ -15,7 +15,7 @@
  * browserColdStartMs (≤ 1.5 s), browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms) and
  * jsGzipKB (≤ 250 KB). `--no-browser` skips them, `--browser-only` runs only them.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSpec } from '../src/scenario/isolation';
 import { SimDriver } from '../src/engine/simDriver';
@@ -28,6 +28,10 @@ import { runLab } from '../src/retrylab/runner';
 import { parseLabArgs } from '../src/retrylab/args';
 import type { LabResult } from '../src/retrylab/types';
 import { BROWSER_TARGETS, browserBench, quantile } from './bench-browser';
+import { parseSpec } from '../src/scenario/spec';
+import { exploreBatch } from '../src/scenario/explore';
+import { exploreReduced } from '../src/scenario/por';
+import { countAllPermutations } from '../src/scenario/permutations';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
 
@@ -159,6 +163,57 @@ export async function labBench(): Promise<Record<string, number | boolean>> {
   }
 }
 
+/** The explorer's benchmark scenarios: three transfers of four steps each (tests/explore/). */
+export const EXPLORE_SPECS = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
+const EXPLORE_TARGET_MS = 10_000;
+
+/** Reads one of EXPLORE_SPECS (every interleaving: the file lists no permutation). */
+export function exploreSpec(name: string): Spec {
+  return parseSpec(readFileSync(join(CORPUS, '..', 'explore', `${name}.spec`), 'utf8'));
+}
+
+/**
+ * The explorer in Node: every interleaving of each 3×4 scenario with the partial-order reduction
+ * (src/scenario/por.ts), one SimDriver, PGlite booted before the clock starts. Also the summary
+ * counts, so a change in what the explorer finds shows in the bench.
+ */
+export async function exploreBench(): Promise<Record<string, unknown>> {
+  const driver = new SimDriver();
+  const probe = async () => {
+    await driver.engine!.refreshTables();
+    return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
+  };
+  const out: Record<string, unknown> = {};
+  try {
+    await exploreBatch(exploreSpec(EXPLORE_SPECS[0]), driver, probe, 0, 1); // boots PGlite
+    let totalMs = 0;
+    for (const name of EXPLORE_SPECS) {
+      const spec = exploreSpec(name);
+      const total = Number(countAllPermutations(spec));
+      const t0 = performance.now();
+      const r = await exploreReduced(spec, total, async (i) => {
+        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true });
+        return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
+      });
+      const ms = performance.now() - t0;
+      totalMs += ms;
+      const key = name.endsWith('unordered') ? 'Unordered' : 'Ordered';
+      const kinds = { clean: 0, deadlock: 0, error: 0, stalled: 0, stopped: 0 };
+      for (const o of r.outcomes) kinds[o.kind]++;
+      out[`explore3x4${key}Ms`] = ms;
+      out[`explore3x4${key}Orders`] = total;
+      out[`explore3x4${key}Ran`] = r.ran;
+      out[`explore3x4${key}Covered`] = r.outcomes.length;
+      out[`explore3x4${key}Verdicts`] =
+        `${kinds.clean} clean, ${kinds.deadlock} deadlock, ${kinds.error} error, ${kinds.stalled} stalled, ${new Set(r.outcomes.map((o) => o.dataHash)).size} final data`;
+    }
+    out.explore3x4Ms = totalMs;
+  } finally {
+    await driver.close();
+  }
+  return out;
+}
+
 /** Runs every measurement and returns the figures. */
 export async function bench(): Promise<Record<string, number | string[]>> {
   const files = readdirSync(CORPUS)
@@ -234,7 +289,13 @@ async function browserFigures(): Promise<Record<string, unknown>> {
 async function main(): Promise<void> {
   const argv = process.argv;
   const labOnly = argv.includes('--lab-only');
-  const node: Record<string, unknown> = argv.includes('--browser-only') ? {} : { ...(labOnly ? {} : await bench()), ...(await labBench()) };
+  const exploreOnly = argv.includes('--explore-only');
+  const node: Record<string, unknown> = argv.includes('--browser-only')
+    ? {}
+    : exploreOnly
+      ? await exploreBench()
+      : { ...(labOnly ? {} : await bench()), ...(await labBench()), ...(labOnly ? {} : await exploreBench()) };
+  if (exploreOnly) argv.push('--no-browser');
   const browser = argv.includes('--no-browser') || labOnly ? {} : await browserFigures();
   if (argv.includes('--json')) {
     console.log(JSON.stringify({ ...node, ...browser }, null, 2));
@@ -242,8 +303,9 @@ async function main(): Promise<void> {
   }
   const f = (x: unknown): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
   if (!argv.includes('--browser-only')) {
-    if (!labOnly) printNode(node, f);
-    printLab(node, f);
+    if (!labOnly && !exploreOnly) printNode(node, f);
+    if (!exploreOnly) printLab(node, f);
+    if (!labOnly) printExplore(node, f);
   }
   if (!argv.includes('--no-browser') && !labOnly) printBrowser(browser, f);
 }
@@ -270,6 +332,17 @@ function printLab(r: Record<string, unknown>, f: (x: unknown) => string): void {
   );
   for (const [k, val, note] of rows) console.log(`${k.padEnd(w)}  ${val.padStart(v)}  ${note}`);
   if (r.labInvariantHolds !== true) console.log('retry lab: the transfer invariant FAILED in a bench run');
+}
+
+function printExplore(r: Record<string, unknown>, f: (x: unknown) => string): void {
+  console.log('explorer (partial-order reduction, Node, three transfers × four steps):');
+  for (const key of ['Unordered', 'Ordered']) {
+    console.log(
+      `explore3x4${key}Ms  ${f(r[`explore3x4${key}Ms`])}  ran ${f(r[`explore3x4${key}Ran`])} of ${f(r[`explore3x4${key}Orders`])} orders; ${String(r[`explore3x4${key}Verdicts`])}`,
+    );
+  }
+  const ms = r.explore3x4Ms as number;
+  console.log(`explore3x4Ms  ${f(ms)}  both; target ≤ ${EXPLORE_TARGET_MS}: ${ms <= EXPLORE_TARGET_MS ? 'met' : 'NOT met'}`);
 }
 
 function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): void {

@@ -161,7 +161,8 @@ export function statementFootprint(sql: string): Footprint {
   const w = ts.map((k) => (k.t === 'id' ? k.v : ''));
   const only = (...words: string[][]) => words.some((ws) => ws.length === ts.length && ws.every((x, i) => w[i] === x));
   if (only(['begin'], ['begin', 'work'], ['begin', 'transaction'], ['start', 'transaction'])) return [];
-  if (only(['begin', 'isolation', 'level', 'read', 'committed'], ['start', 'transaction', 'isolation', 'level', 'read', 'committed'])) return [];
+  if (only(['begin', 'isolation', 'level', 'read', 'committed'], ['start', 'transaction', 'isolation', 'level', 'read', 'committed']))
+    return [];
   if (w[0] === 'select') return selectFootprint(ts);
   if (w[0] === 'update') return updateFootprint(ts);
   return 'all';
@@ -212,7 +213,8 @@ function selectFootprint(ts: Tok[]): Footprint {
   // SELECT pg_advisory_…(int [, int])
   const fn = ts[1];
   if (ts.length >= 5 && fn.t === 'id' && isP(ts[2], '(') && isP(ts[ts.length - 1], ')')) {
-    if (fn.v === 'pg_advisory_unlock_all' && ts.length === 4) return [{ rel: '#advisory', key: null, rows: null, write: true, assigns: new Set() }];
+    if (fn.v === 'pg_advisory_unlock_all' && ts.length === 4)
+      return [{ rel: '#advisory', key: null, rows: null, write: true, assigns: new Set() }];
     if (ADVISORY.test(fn.v)) {
       const args = ts.slice(3, -1);
       const a = intLiteral(args[0]);
@@ -393,14 +395,16 @@ export async function exploreReduced(
   const piles = spec.sessions.map((s) => s.steps.length);
   const ranker = new Ranker(piles);
   const names = spec.sessions.map((s) => s.steps.map((st) => st.name));
-  const total = Math.min(count, ranker.count(piles));
+  const total = Math.min(count, spec.permutations.length > 0 ? spec.permutations.length : ranker.count(piles));
   const covered = new Uint8Array(total);
   const outcomes: InterleavingOutcome[] = [];
   let ran = 0;
   let next = 0;
-  const cover = (index: number, o: InterleavingOutcome, seq: readonly number[]) => {
+  /** Records the outcome for an interleaving; `seq` (its session indexes) names a class member. */
+  const cover = (index: number, o: InterleavingOutcome, seq: readonly number[] | null) => {
     if (covered[index]) return;
     covered[index] = 1;
+    if (!seq) return void outcomes.push(o);
     const perm = seq.map(() => '');
     const taken = piles.map(() => 0);
     seq.forEach((s, i) => (perm[i] = names[s][taken[s]++]));
@@ -415,12 +419,57 @@ export async function exploreReduced(
     if (r === null) return { outcomes, ran, complete: false };
     ran++;
     const seq = sessionSequence(r.outcome.permutation, names);
-    if (!fps || !r.run || !seq) cover(next, r.outcome, seq ?? []);
-    else for (const member of classOf(seq, fps, pinnedSteps(r.outcome.permutation.split(' '), r.run), ranker, total)) cover(member.index, r.outcome, member.seq);
-    if (!covered[next]) cover(next, r.outcome, seq ?? []);
+    if (!fps || !r.run || !seq) cover(next, r.outcome, null);
+    else {
+      const steps = r.outcome.permutation.split(' ');
+      const stall = r.outcome.kind === 'stalled' ? stallCut(steps, r.run) : null;
+      // A stall is decided by the steps up to the one that was due: every continuation stalls too.
+      const o = stall ? stalledOutcome(r.outcome, r.run, stall.record) : r.outcome;
+      for (const member of classOf(seq, fps, pinnedSteps(steps, r.run), ranker, total, stall?.position ?? seq.length - 1))
+        cover(member.index, o, member.seq);
+    }
+    if (!covered[next]) cover(next, r.outcome, null);
     onProgress?.({ outcomes, ran });
   }
   return { outcomes, ran, complete: true };
+}
+
+const STALL = { sqlstate: '57014', message: 'canceling statement due to user request' };
+
+/**
+ * Where a stalled run stalled: the first cancel isolationtester sent (a step was due on a session
+ * still waiting) and the position of that due step (the last step when the cancel came after all
+ * steps were sent). Null when the run shows no such cancel.
+ */
+function stallCut(steps: readonly string[], run: PermutationRun): { record: number; position: number } | null {
+  const record = run.records.findIndex(
+    (r) => r.event.outcome === 'error' && r.event.sqlstate === STALL.sqlstate && r.event.message === STALL.message,
+  );
+  if (record < 0) return null;
+  const sent = new Set(run.records.slice(0, record + 1).map((r) => r.event.step));
+  // The due step is the first one not yet printed when the cancel was.
+  const position = steps.findIndex((s) => !sent.has(s));
+  return { record, position: position < 0 ? steps.length - 1 : position };
+}
+
+/** A stalled outcome keeps only what happened up to the stall (the same for every continuation). */
+function stalledOutcome(o: InterleavingOutcome, run: PermutationRun, record: number): InterleavingOutcome {
+  const failures: InterleavingOutcome['failures'] = [];
+  const waited: string[] = [];
+  for (const r of run.records.slice(0, record + 1)) {
+    const e = r.event;
+    if (e.outcome === 'error') failures.push({ step: e.step, session: e.session, sqlstate: e.sqlstate ?? '', message: e.message ?? '' });
+    if (e.outcome === 'waiting' && !waited.includes(e.session)) waited.push(e.session);
+  }
+  return {
+    ...o,
+    kind: 'stalled',
+    failures,
+    waited,
+    victims: failures.filter((f) => f.sqlstate === '40P01').map((f) => f.session),
+    data: '',
+    dataHash: '',
+  };
 }
 
 /** Session index per position, from a permutation's step names. */
@@ -433,7 +482,8 @@ function sessionSequence(permutation: string, names: string[][]): number[] | nul
 
 /**
  * Every interleaving (index < limit) that orders each dependent pair of `seq` as `seq` does:
- * the linearizations of its dependence order, listed by search with their ranks.
+ * the linearizations of its dependence order, listed by search with their ranks. Positions after
+ * `cut` are free: they follow the first cut+1 steps (as a class) in any order.
  */
 function* classOf(
   seq: readonly number[],
@@ -441,6 +491,7 @@ function* classOf(
   pinned: readonly boolean[],
   ranker: Ranker,
   limit: number,
+  cut: number,
 ): Generator<{ index: number; seq: number[] }> {
   const n = seq.length;
   const piles = ranker.piles;
@@ -451,7 +502,9 @@ function* classOf(
   for (let q = 0; q < n; q++)
     for (let p = 0; p < q; p++) {
       const same = seq[p] === seq[q];
-      if (same || pinned[p] || pinned[q] || conflicts(fps[seq[p]][step[p]], fps[seq[q]][step[q]])) preds[q].push(p);
+      if (q > cut) {
+        if (same || p <= cut) preds[q].push(p);
+      } else if (same || pinned[p] || pinned[q] || conflicts(fps[seq[p]][step[p]], fps[seq[q]][step[q]])) preds[q].push(p);
     }
   // Position of session s's k-th step in seq.
   const posOf = piles.map(() => [] as number[]);
