@@ -29,7 +29,7 @@ import { parseLabArgs } from '../src/retrylab/args';
 import type { LabResult } from '../src/retrylab/types';
 import { BROWSER_TARGETS, browserBench, quantile } from './bench-browser';
 import { parseSpec } from '../src/scenario/spec';
-import { exploreBatch } from '../src/scenario/explore';
+import { exploreBatch, summarize } from '../src/scenario/explore';
 import { exploreReduced } from '../src/scenario/por';
 import { countAllPermutations } from '../src/scenario/permutations';
 
@@ -198,14 +198,14 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
       const ms = performance.now() - t0;
       totalMs += ms;
       const key = name.endsWith('unordered') ? 'Unordered' : 'Ordered';
-      const kinds = { clean: 0, deadlock: 0, error: 0, stalled: 0, stopped: 0 };
-      for (const o of r.outcomes) kinds[o.kind]++;
+      const sum = summarize(r.outcomes);
       out[`explore3x4${key}Ms`] = ms;
       out[`explore3x4${key}Orders`] = total;
       out[`explore3x4${key}Ran`] = r.ran;
       out[`explore3x4${key}Covered`] = r.outcomes.length;
       out[`explore3x4${key}Verdicts`] =
-        `${kinds.clean} clean, ${kinds.deadlock} deadlock, ${kinds.error} error, ${kinds.stalled} stalled, ${new Set(r.outcomes.map((o) => o.dataHash)).size} final data`;
+        `${sum.clean} clean, ${sum.deadlocks} deadlock (${sum.victims.map((v) => `${v.session} ${v.count}`).join(', ')}), ` +
+        `${sum.errors} error, ${sum.stalled} stalled, ${sum.finalStates.length} final data`;
     }
     out.explore3x4Ms = totalMs;
   } finally {

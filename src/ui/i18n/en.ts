@@ -586,6 +586,12 @@ export const en = {
     terminatedAt: (at: string) => `The server terminated this session at ${at}; its connection is closed.`,
     pidGone: (pid: number) => `pid ${pid} (gone)`,
   },
+  // Explorer speed (partial-order reduction): how many orders really ran, and the list's length.
+  explorePor: {
+    ran: (ran: number, total: number) =>
+      `${ran} of ${total} ${total === 1 ? 'interleaving' : 'interleavings'} actually ran; each of the others only reorders steps that touch nothing in common, so it ends the same as one that ran.`,
+    listFirst: (shown: number, total: number) => `The list shows the first ${shown} of ${total}.`,
+  },
 };
 
 /** The dictionary shape every language provides. */
