@@ -11,9 +11,15 @@
  *    workload, 8 workers × 50 transactions on 10 accounts, seed 1: simulated transactions per
  *    wall-clock second of the workers' loop (start-up excluded; budget: ≥ 500 tx/s).
  *    `--lab-only` runs only these.
+ *  - explore3x4Ms: the explorer (partial-order reduction, src/scenario/por.ts) over every one of
+ *    the 34,650 interleavings of tests/explore/transfer-3x4-{unordered,ordered}.spec, both summed
+ *    (budget: ≤ 10 s), with the orders actually run and the summary; explore3x4BruteForceEstimateMs
+ *    extrapolates 100 orders of each run one by one. `--explore-only` runs only these.
  * Then the browser figures (./bench-browser.ts): the production build in headless Chromium —
- * browserColdStartMs (≤ 1.5 s), browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms) and
- * jsGzipKB (≤ 250 KB). `--no-browser` skips them, `--browser-only` runs only them.
+ * browserColdStartMs, browserBareBootMs and their ratio browserColdStartOverBareBoot (≤ 1.25),
+ * browserRepeatVisitMs, browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms), jsGzipKB and
+ * browserExplore3x4Ms (the lab's explorer on the same two scenarios, ≤ 30 s;
+ * `--no-browser-explore` skips it). `--no-browser` skips them, `--browser-only` runs only them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -166,6 +172,7 @@ export async function labBench(): Promise<Record<string, number | boolean>> {
 /** The explorer's benchmark scenarios: three transfers of four steps each (tests/explore/). */
 export const EXPLORE_SPECS = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
 const EXPLORE_TARGET_MS = 10_000;
+const BRUTE_SAMPLE = 100;
 
 /** Reads one of EXPLORE_SPECS (every interleaving: the file lists no permutation). */
 export function exploreSpec(name: string): Spec {
@@ -208,6 +215,15 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
         `${sum.errors} error, ${sum.stalled} stalled, ${sum.finalStates.length} final data`;
     }
     out.explore3x4Ms = totalMs;
+    // Without the reduction: the first BRUTE_SAMPLE orders of each, run one by one, extrapolated to all.
+    let bruteMs = 0;
+    for (const name of EXPLORE_SPECS) {
+      const spec = exploreSpec(name);
+      const t0 = performance.now();
+      await exploreBatch(spec, driver, probe, 0, BRUTE_SAMPLE);
+      bruteMs += ((performance.now() - t0) / BRUTE_SAMPLE) * Number(countAllPermutations(spec));
+    }
+    out.explore3x4BruteForceEstimateMs = bruteMs;
   } finally {
     await driver.close();
   }
@@ -268,7 +284,7 @@ export async function bench(): Promise<Record<string, number | string[]>> {
 /** The browser figures, or an `browserError` when Chromium or the build is unavailable. */
 async function browserFigures(): Promise<Record<string, unknown>> {
   try {
-    const b = await browserBench();
+    const b = await browserBench({ explore: !process.argv.includes('--no-browser-explore') });
     return {
       browserColdStartMs: b.browserColdStartMs,
       browserColdStartRunsMs: b.browserColdStartRunsMs,
@@ -350,6 +366,9 @@ function printExplore(r: Record<string, unknown>, f: (x: unknown) => string): vo
   }
   const ms = r.explore3x4Ms as number;
   console.log(`explore3x4Ms  ${f(ms)}  both; target ≤ ${EXPLORE_TARGET_MS}: ${ms <= EXPLORE_TARGET_MS ? 'met' : 'NOT met'}`);
+  console.log(
+    `explore3x4BruteForceEstimateMs  ${f(r.explore3x4BruteForceEstimateMs)}  every order run (${BRUTE_SAMPLE} of each timed, extrapolated)`,
+  );
 }
 
 function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): void {
