@@ -104,7 +104,9 @@ describe('static footprints', () => {
   });
   it('makes a transaction end touch what its session touched, and refuses risky setups', () => {
     const fps = stepFootprints(ring(2, false))!;
-    expect(conflicts(fps[0][2], fps[1][0])).toBe(true); // s0 COMMIT publishes row 1, s1's first step writes row 2 ... and row 2 is s0's too
+    // s0's COMMIT touches rows 1 and 2 (what s0 wrote); s1's first step writes row 2, its second row 3.
+    expect(conflicts(fps[0][2], fps[1][0])).toBe(true);
+    expect(conflicts(fps[0][0], fps[1][1])).toBe(false);
     expect(stepFootprints({ ...ring(2, false), setup: ['CREATE TABLE t (id int UNIQUE)'] })).toBeNull();
     expect(
       stepFootprints(
