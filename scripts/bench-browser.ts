@@ -16,19 +16,54 @@
 import { writeFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build, type PreviewServer } from 'vite';
+import { build, preview, type PreviewServer } from 'vite';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, ROOT, launchChromium, previewDist } from '../tests/e2e/browser';
 
 const DIST = join(ROOT, 'dist');
 const COLD_RUNS = 5;
 
-export const BROWSER_TARGETS = { coldStartMs: 1500, stepP95Ms: 16, jsGzipKB: 250 } as const;
+export const BROWSER_TARGETS = {
+  coldStartMs: 1500,
+  coldStartOverBareBoot: 1.25,
+  stepP95Ms: 16,
+  jsGzipKB: 250,
+  explore3x4Ms: 30_000,
+} as const;
+
+const BARE_SRC = join(ROOT, 'scripts', 'bare-boot');
+const BARE_DIST = join(ROOT, 'node_modules', '.cache', 'lockstep-bare-boot');
+
+/** Builds the bare page and serves it on its own port. */
+async function previewBare(): Promise<{ server: PreviewServer; url: string }> {
+  const config = {
+    root: BARE_SRC,
+    base: './',
+    configFile: false as const,
+    logLevel: 'silent' as const,
+    worker: { format: 'es' as const },
+    build: { outDir: BARE_DIST, emptyOutDir: true, target: 'es2022' },
+  };
+  await build(config);
+  const server = await preview({ ...config, preview: { host: '127.0.0.1', port: 0, strictPort: false, open: false } });
+  const url = server.resolvedUrls?.local[0];
+  if (!url) {
+    await server.close();
+    throw new Error('vite preview did not report a URL for the bare page');
+  }
+  return { server, url };
+}
 
 export interface BrowserFigures {
   chromium: string;
   browserColdStartMs: number;
   browserColdStartRunsMs: number[];
+  browserBareBootMs: number;
+  browserBareBootRunsMs: number[];
+  browserColdStartOverBareBoot: number;
+  browserRepeatVisitMs: number;
+  browserExplore3x4Ms?: number;
+  browserExplore3x4Runs?: { name: string; ms: number; ran: number; total: number }[];
   browserListVisibleMs: number;
   browserSteps: number;
   browserStepMedianMs: number;
@@ -63,11 +98,49 @@ export function jsGzip(dist = DIST): { totalKB: number; files: { file: string; g
   return { totalKB: files.reduce((a, f) => a + f.gzipKB, 0), files };
 }
 
-/** From navigation start: [list visible, first lesson's first step runnable], in ms (in-page clock). */
-async function coldStart(browser: Browser, baseUrl: string): Promise<[number, number]> {
+/**
+ * From navigation start: [list visible, first lesson's first step runnable], in ms (in-page
+ * clock), in a fresh context; then the same again in a new tab of that context (a repeat visit:
+ * the HTTP cache holds what the first visit fetched).
+ */
+async function coldStart(browser: Browser, baseUrl: string): Promise<{ cold: [number, number]; repeat: number }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
+  try {
+    const cold = await visit(await context.newPage(), baseUrl);
+    const again = await context.newPage();
+    const repeat = await visit(again, baseUrl);
+    return { cold, repeat: repeat[1] };
+  } finally {
+    await context.close();
+  }
+}
+
+/** The bare page (scripts/bare-boot): ms from navigation start until its Worker's PGlite answered, fresh context. */
+async function bareBoot(browser: Browser, bareUrl: string): Promise<number> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
   try {
     const page = await context.newPage();
+    await page.goto(bareUrl, { waitUntil: 'commit' });
+    const ms = (await (
+      await page.waitForFunction(
+        () => {
+          const el = document.getElementById('state');
+          if (el?.textContent?.startsWith('failed')) throw new Error(el.textContent);
+          return el?.dataset.readyMs ? Number(el.dataset.readyMs) : 0;
+        },
+        undefined,
+        { polling: 'raf', timeout: 60_000 },
+      )
+    ).jsonValue()) as number;
+    return ms;
+  } finally {
+    await context.close();
+  }
+}
+
+/** One visit of `#/` and the first lesson: [list visible, first step runnable]. */
+async function visit(page: Page, baseUrl: string): Promise<[number, number]> {
+  {
     await page.goto(`${baseUrl}#/`, { waitUntil: 'commit' });
     const listMs = (await (
       await page.waitForFunction(
@@ -93,8 +166,6 @@ async function coldStart(browser: Browser, baseUrl: string): Promise<[number, nu
       )
     ).jsonValue()) as number;
     return [listMs, readyMs];
-  } finally {
-    await context.close();
   }
 }
 
@@ -168,8 +239,50 @@ async function stepLatencies(browser: Browser, baseUrl: string): Promise<number[
   return ms;
 }
 
+/** The explorer's 3×4 scenarios (tests/explore/), as the bench's Node half runs them. */
+const EXPLORE_3X4 = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
+
+/**
+ * The lab's explorer in Chromium: each 3×4 scenario imported into #/lab, the cap set to every
+ * interleaving, from the click on Explore until the summary says finished. Returns the ms of
+ * both together and, per scenario, ms, interleavings run and covered.
+ */
+async function labExplore(
+  browser: Browser,
+  baseUrl: string,
+): Promise<{ ms: number; runs: { name: string; ms: number; ran: number; total: number }[] }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
+  const runs: { name: string; ms: number; ran: number; total: number }[] = [];
+  try {
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}#/lab`);
+    await page.getByTestId('lab-editor').waitFor({ timeout: 60_000 });
+    for (const name of EXPLORE_3X4) {
+      const text = readFileSync(join(ROOT, 'tests', 'explore', `${name}.spec`), 'utf8');
+      await page.getByTestId('lab-import').setInputFiles({ name: `${name}.spec`, mimeType: 'text/plain', buffer: Buffer.from(text) });
+      await page.getByTestId('lab-message').waitFor({ timeout: 30_000 });
+      await page.getByTestId('lab-explore-cap').fill('34650');
+      const summary = page.getByTestId('interleavings-summary');
+      const t0 = performance.now();
+      await page.getByTestId('lab-explore').click();
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="interleavings-summary"]')?.getAttribute('data-state') === 'finished',
+        undefined,
+        { timeout: 900_000, polling: 100 },
+      );
+      const ms = performance.now() - t0;
+      const total = Number(await summary.getAttribute('data-total'));
+      const ran = Number((await summary.getAttribute('data-ran')) ?? total);
+      runs.push({ name, ms, ran, total });
+    }
+  } finally {
+    await context.close();
+  }
+  return { ms: runs.reduce((a, r) => a + r.ms, 0), runs };
+}
+
 /** Builds the app, serves it, measures. Throws when Chromium is missing. */
-export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<BrowserFigures> {
+export async function browserBench(opts: { rebuild?: boolean; explore?: boolean } = {}): Promise<BrowserFigures> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
   if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html'))) {
     // The app imports the prebuilt data directory (what `npm run build` makes in prebuild).
@@ -182,14 +295,25 @@ export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<Br
   }
   const js = jsGzip();
   let server: PreviewServer | null = null;
+  let bare: { server: PreviewServer; url: string } | null = null;
   let baseUrl: string;
   let browser: Browser | null = null;
   try {
     ({ server, baseUrl } = await previewDist());
+    bare = await previewBare();
     browser = await launchChromium();
     const cold: [number, number][] = [];
-    for (let i = 0; i < COLD_RUNS; i++) cold.push(await coldStart(browser, baseUrl));
+    const repeat: number[] = [];
+    const bareMs: number[] = [];
+    // Alternating, so a change in the machine's load hits both figures alike.
+    for (let i = 0; i < COLD_RUNS; i++) {
+      const c = await coldStart(browser, baseUrl);
+      cold.push(c.cold);
+      repeat.push(c.repeat);
+      bareMs.push(await bareBoot(browser, bare.url));
+    }
     const steps = await stepLatencies(browser, baseUrl);
+    const explore = opts.explore === false ? null : await labExplore(browser, baseUrl);
     return {
       chromium: browser.version(),
       browserColdStartMs: quantile(
@@ -197,6 +321,14 @@ export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<Br
         0.5,
       ),
       browserColdStartRunsMs: cold.map((c) => Math.round(c[1])),
+      browserBareBootMs: quantile(bareMs, 0.5),
+      browserBareBootRunsMs: bareMs.map(Math.round),
+      browserColdStartOverBareBoot:
+        quantile(
+          cold.map((c) => c[1]),
+          0.5,
+        ) / quantile(bareMs, 0.5),
+      browserRepeatVisitMs: quantile(repeat, 0.5),
       browserListVisibleMs: quantile(
         cold.map((c) => c[0]),
         0.5,
@@ -207,10 +339,12 @@ export async function browserBench(opts: { rebuild?: boolean } = {}): Promise<Br
       browserStepMaxMs: Math.max(...steps),
       jsGzipKB: js.totalKB,
       jsFiles: js.files,
+      ...(explore ? { browserExplore3x4Ms: explore.ms, browserExplore3x4Runs: explore.runs } : {}),
     };
   } finally {
     await browser?.close().catch(() => undefined);
     await server?.close().catch(() => undefined);
+    await bare?.server.close().catch(() => undefined);
   }
 }
 

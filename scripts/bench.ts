@@ -11,11 +11,17 @@
  *    workload, 8 workers × 50 transactions on 10 accounts, seed 1: simulated transactions per
  *    wall-clock second of the workers' loop (start-up excluded; budget: ≥ 500 tx/s).
  *    `--lab-only` runs only these.
+ *  - explore3x4Ms: the explorer (partial-order reduction, src/scenario/por.ts) over every one of
+ *    the 34,650 interleavings of tests/explore/transfer-3x4-{unordered,ordered}.spec, both summed
+ *    (budget: ≤ 10 s), with the orders actually run and the summary; explore3x4BruteForceEstimateMs
+ *    extrapolates 100 orders of each run one by one. `--explore-only` runs only these.
  * Then the browser figures (./bench-browser.ts): the production build in headless Chromium —
- * browserColdStartMs (≤ 1.5 s), browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms) and
- * jsGzipKB (≤ 250 KB). `--no-browser` skips them, `--browser-only` runs only them.
+ * browserColdStartMs, browserBareBootMs and their ratio browserColdStartOverBareBoot (≤ 1.25),
+ * browserRepeatVisitMs, browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms), jsGzipKB and
+ * browserExplore3x4Ms (the lab's explorer on the same two scenarios, ≤ 30 s;
+ * `--no-browser-explore` skips it). `--no-browser` skips them, `--browser-only` runs only them.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSpec } from '../src/scenario/isolation';
 import { SimDriver } from '../src/sim/simDriver';
@@ -28,6 +34,10 @@ import { runLab } from '../src/retrylab/runner';
 import { parseLabArgs } from '../src/retrylab/args';
 import type { LabResult } from '../src/retrylab/types';
 import { BROWSER_TARGETS, browserBench, quantile } from './bench-browser';
+import { parseSpec } from '../src/scenario/spec';
+import { exploreBatch, summarize } from '../src/scenario/explore';
+import { exploreReduced } from '../src/scenario/por';
+import { countAllPermutations } from '../src/scenario/permutations';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
 
@@ -159,6 +169,67 @@ export async function labBench(): Promise<Record<string, number | boolean>> {
   }
 }
 
+/** The explorer's benchmark scenarios: three transfers of four steps each (tests/explore/). */
+export const EXPLORE_SPECS = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
+const EXPLORE_TARGET_MS = 10_000;
+const BRUTE_SAMPLE = 100;
+
+/** Reads one of EXPLORE_SPECS (every interleaving: the file lists no permutation). */
+export function exploreSpec(name: string): Spec {
+  return parseSpec(readFileSync(join(CORPUS, '..', 'explore', `${name}.spec`), 'utf8'));
+}
+
+/**
+ * The explorer in Node: every interleaving of each 3×4 scenario with the partial-order reduction
+ * (src/scenario/por.ts), one SimDriver, PGlite booted before the clock starts. Also the summary
+ * counts, so a change in what the explorer finds shows in the bench.
+ */
+export async function exploreBench(): Promise<Record<string, unknown>> {
+  const driver = new SimDriver();
+  const probe = async () => {
+    await driver.engine!.refreshTables();
+    return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
+  };
+  const out: Record<string, unknown> = {};
+  try {
+    await exploreBatch(exploreSpec(EXPLORE_SPECS[0]), driver, probe, 0, 1); // boots PGlite
+    let totalMs = 0;
+    for (const name of EXPLORE_SPECS) {
+      const spec = exploreSpec(name);
+      const total = Number(countAllPermutations(spec));
+      const t0 = performance.now();
+      const r = await exploreReduced(spec, total, async (i) => {
+        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true });
+        return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
+      });
+      const ms = performance.now() - t0;
+      totalMs += ms;
+      const key = name.endsWith('unordered') ? 'Unordered' : 'Ordered';
+      const sum = summarize(r.outcomes);
+      out[`explore3x4${key}Ms`] = ms;
+      out[`explore3x4${key}Orders`] = total;
+      out[`explore3x4${key}Ran`] = r.ran;
+      out[`explore3x4${key}Covered`] = r.outcomes.length;
+      out[`explore3x4${key}Verdicts`] =
+        `${sum.clean} clean, ${sum.deadlocks} deadlock (${sum.victims.map((v) => `${v.session} ${v.count}`).join(', ')}), ` +
+        `${sum.errors} error, ${sum.stalled} stalled, ${sum.finalStates.length} final data`;
+    }
+    out.explore3x4Ms = totalMs;
+    // Without the reduction: the first BRUTE_SAMPLE orders of each, run one by one, extrapolated to all.
+    let bruteMs = 0;
+    for (const name of EXPLORE_SPECS) {
+      const spec = exploreSpec(name);
+      const t0 = performance.now();
+      await exploreBatch(spec, driver, probe, 0, BRUTE_SAMPLE);
+      bruteMs += ((performance.now() - t0) / BRUTE_SAMPLE) * Number(countAllPermutations(spec));
+    }
+    out.explore3x4BruteForceEstimateMs = bruteMs;
+  } finally {
+    await driver.close();
+  }
+  return out;
+}
+
 /** Runs every measurement and returns the figures. */
 export async function bench(): Promise<Record<string, number | string[]>> {
   const files = readdirSync(CORPUS)
@@ -213,10 +284,17 @@ export async function bench(): Promise<Record<string, number | string[]>> {
 /** The browser figures, or an `browserError` when Chromium or the build is unavailable. */
 async function browserFigures(): Promise<Record<string, unknown>> {
   try {
-    const b = await browserBench();
+    const b = await browserBench({ explore: !process.argv.includes('--no-browser-explore') });
     return {
       browserColdStartMs: b.browserColdStartMs,
       browserColdStartRunsMs: b.browserColdStartRunsMs,
+      browserBareBootMs: b.browserBareBootMs,
+      browserBareBootRunsMs: b.browserBareBootRunsMs,
+      browserColdStartOverBareBoot: b.browserColdStartOverBareBoot,
+      browserRepeatVisitMs: b.browserRepeatVisitMs,
+      ...(b.browserExplore3x4Ms !== undefined
+        ? { browserExplore3x4Ms: b.browserExplore3x4Ms, browserExplore3x4Runs: b.browserExplore3x4Runs }
+        : {}),
       browserListVisibleMs: b.browserListVisibleMs,
       browserSteps: b.browserSteps,
       browserStepMedianMs: b.browserStepMedianMs,
@@ -234,7 +312,13 @@ async function browserFigures(): Promise<Record<string, unknown>> {
 async function main(): Promise<void> {
   const argv = process.argv;
   const labOnly = argv.includes('--lab-only');
-  const node: Record<string, unknown> = argv.includes('--browser-only') ? {} : { ...(labOnly ? {} : await bench()), ...(await labBench()) };
+  const exploreOnly = argv.includes('--explore-only');
+  const node: Record<string, unknown> = argv.includes('--browser-only')
+    ? {}
+    : exploreOnly
+      ? await exploreBench()
+      : { ...(labOnly ? {} : await bench()), ...(await labBench()), ...(labOnly ? {} : await exploreBench()) };
+  if (exploreOnly) argv.push('--no-browser');
   const browser = argv.includes('--no-browser') || labOnly ? {} : await browserFigures();
   if (argv.includes('--json')) {
     console.log(JSON.stringify({ ...node, ...browser }, null, 2));
@@ -242,8 +326,9 @@ async function main(): Promise<void> {
   }
   const f = (x: unknown): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
   if (!argv.includes('--browser-only')) {
-    if (!labOnly) printNode(node, f);
-    printLab(node, f);
+    if (!labOnly && !exploreOnly) printNode(node, f);
+    if (!exploreOnly) printLab(node, f);
+    if (!labOnly) printExplore(node, f);
   }
   if (!argv.includes('--no-browser') && !labOnly) printBrowser(browser, f);
 }
@@ -272,6 +357,20 @@ function printLab(r: Record<string, unknown>, f: (x: unknown) => string): void {
   if (r.labInvariantHolds !== true) console.log('retry lab: the transfer invariant FAILED in a bench run');
 }
 
+function printExplore(r: Record<string, unknown>, f: (x: unknown) => string): void {
+  console.log('explorer (partial-order reduction, Node, three transfers × four steps):');
+  for (const key of ['Unordered', 'Ordered']) {
+    console.log(
+      `explore3x4${key}Ms  ${f(r[`explore3x4${key}Ms`])}  ran ${f(r[`explore3x4${key}Ran`])} of ${f(r[`explore3x4${key}Orders`])} orders; ${String(r[`explore3x4${key}Verdicts`])}`,
+    );
+  }
+  const ms = r.explore3x4Ms as number;
+  console.log(`explore3x4Ms  ${f(ms)}  both; target ≤ ${EXPLORE_TARGET_MS}: ${ms <= EXPLORE_TARGET_MS ? 'met' : 'NOT met'}`);
+  console.log(
+    `explore3x4BruteForceEstimateMs  ${f(r.explore3x4BruteForceEstimateMs)}  every order run (${BRUTE_SAMPLE} of each timed, extrapolated)`,
+  );
+}
+
 function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): void {
   if (r.browserError) {
     console.log(`browser figures skipped: ${String(r.browserError)}`);
@@ -285,6 +384,26 @@ function printBrowser(r: Record<string, unknown>, f: (x: unknown) => string): vo
       `median of [${(r.browserColdStartRunsMs as number[]).join(', ')}]; target ≤ ${BROWSER_TARGETS.coldStartMs}: ${met((r.browserColdStartMs as number) <= BROWSER_TARGETS.coldStartMs)}`,
     ],
     ['browserListVisibleMs', f(r.browserListVisibleMs), 'lesson list visible (part of the cold start)'],
+    [
+      'browserBareBootMs',
+      f(r.browserBareBootMs),
+      `bare page, PGlite in a Worker from the same data directory; median of [${(r.browserBareBootRunsMs as number[]).join(', ')}]`,
+    ],
+    [
+      'browserColdStartOverBareBoot',
+      f(r.browserColdStartOverBareBoot),
+      `target ≤ ${BROWSER_TARGETS.coldStartOverBareBoot}: ${met((r.browserColdStartOverBareBoot as number) <= BROWSER_TARGETS.coldStartOverBareBoot)}`,
+    ],
+    ['browserRepeatVisitMs', f(r.browserRepeatVisitMs), 'the same, second tab of the same context (HTTP cache warm)'],
+    ...(r.browserExplore3x4Ms === undefined
+      ? []
+      : ([
+          [
+            'browserExplore3x4Ms',
+            f(r.browserExplore3x4Ms),
+            `${(r.browserExplore3x4Runs as { name: string; ms: number; ran: number; total: number }[]).map((x) => `${x.name}: ${Math.round(x.ms)} ms, ran ${x.ran} of ${x.total}`).join('; ')}; target ≤ ${BROWSER_TARGETS.explore3x4Ms}: ${met((r.browserExplore3x4Ms as number) <= BROWSER_TARGETS.explore3x4Ms)}`,
+          ],
+        ] as [string, string, string][])),
     ['browserStepMedianMs', f(r.browserStepMedianMs), `click → step counter, ${f(r.browserSteps)} steps of every lesson`],
     [
       'browserStepP95Ms',

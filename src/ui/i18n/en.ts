@@ -816,6 +816,12 @@ export const en = {
     },
     holders: (list: string, queue: string) => `held by ${list || '—'}; queue ${queue || '—'}`,
   },
+  // Explorer speed (partial-order reduction): how many orders really ran, and the list's length.
+  explorePor: {
+    ran: (ran: number, total: number) =>
+      `${ran} of ${total} ${total === 1 ? 'interleaving' : 'interleavings'} actually ran; each of the others only reorders steps that touch nothing in common, so it ends the same as one that ran.`,
+    listFirst: (shown: number, total: number) => `The list shows the first ${shown} of ${total}.`,
+  },
 };
 
 /** The dictionary shape every language provides. */

@@ -1,10 +1,10 @@
 /**
  * The lab's exploration client: a dedicated engine Worker (so exploring never disturbs the
- * player) driven in small batches of permutations, one protocol request per batch. Progress is
- * reported after each batch; cancel terminates the worker at once (PGlite cannot be interrupted)
- * and the next run starts a fresh one. A batch that overruns its time is run again one
- * interleaving at a time, so the one that runs too long is stopped and recorded as 'stopped'
- * and the others still run.
+ * player) asked for one interleaving per protocol request, with its run, so the partial-order
+ * reduction (src/scenario/por.ts) can give the outcome to every equivalent order and skip them.
+ * Progress is reported a few times a second; cancel terminates the worker at once (PGlite cannot
+ * be interrupted) and the next run starts a fresh one. An interleaving that overruns its time is
+ * stopped and recorded as 'stopped' (the worker is replaced) and the others still run.
  */
 import type { WorkerLike } from '../../worker/client';
 import { isResponse, type Command, type Response } from '../../worker/protocol';
@@ -13,19 +13,27 @@ import type { PermutationRun } from '../../scenario/isolation';
 import { parseSpec } from '../../scenario/spec';
 import { permutationOf } from '../../scenario/explore';
 import { formatPermutation } from '../../scenario/permutations';
+import { exploreReduced, type ReducedProgress } from '../../scenario/por';
+import type { Spec } from '../../scenario/types';
+
+/** Least time between two progress reports, ms. */
+const PROGRESS_MS = 250;
+
+const byIndex = (os: readonly InterleavingOutcome[]): InterleavingOutcome[] => [...os].sort((a, b) => a.index - b.index);
 
 /** What the lab needs from an explorer (a fake in component tests). */
 export interface Explorer {
   /**
-   * Runs permutations 0 … count-1 of the spec text; resolves with what finished (all, or up to the
-   * cancel). `opts.invariant`: a query whose verdict over each final data lands in the outcome.
+   * Covers permutations 0 … count-1 of the spec text, running one per class of equivalent orders
+   * (src/scenario/por.ts); resolves with what finished (all, or up to the cancel), in index order,
+   * and how many interleavings actually ran. `opts.invariant`: a query whose verdict over each final data lands in the outcome.
    */
   explore(
     text: string,
     count: number,
-    onProgress: (done: InterleavingOutcome[]) => void,
+    onProgress: (done: InterleavingOutcome[], ran?: number) => void,
     opts?: { invariant?: string },
-  ): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean }>;
+  ): Promise<{ outcomes: InterleavingOutcome[]; cancelled: boolean; ran?: number }>;
   /** Runs the spec's first permutation and returns the full run (for transcripts). */
   run(text: string): Promise<PermutationRun[]>;
   cancel(): void;
@@ -34,8 +42,6 @@ export interface Explorer {
 
 export interface ExplorerOptions {
   createWorker: () => WorkerLike;
-  /** Permutations per request. */
-  batch?: number;
   /** Time allowed to start a fresh worker (PGlite and the parser), ms. */
   startMs?: number;
   /** Time allowed per interleaving, ms: one still running then is stopped and recorded. */
@@ -50,7 +56,6 @@ class TimedOut extends Error {}
 
 /** An Explorer over engine Workers. */
 export function createExplorer(opts: ExplorerOptions): Explorer {
-  const batchSize = opts.batch ?? 1;
   const startMs = opts.startMs ?? 30_000;
   const perMs = opts.perInterleavingMs ?? PER_INTERLEAVING_MS;
   let worker: WorkerLike | null = null;
@@ -127,43 +132,50 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
   return {
     async explore(text, count, onProgress, opts = {}) {
       const mine = ++generation;
-      const outcomes: InterleavingOutcome[] = [];
-      /** Runs permutations from … from+n-1; false when the spec has no more. */
-      const range = async (from: number, n: number): Promise<boolean> => {
+      let spec: Spec;
+      try {
+        spec = parseSpec(text);
+      } catch (e) {
+        throw new Error(e instanceof Error ? e.message : String(e));
+      }
+      let lastReport = 0;
+      let latest: ReducedProgress = { outcomes: [], ran: 0 };
+      const report = (force: boolean) => {
+        // Sorting and drawing tens of thousands of rows after every run would cost more than the runs.
+        const now = performance.now();
+        if (!force && now - lastReport < PROGRESS_MS) return;
+        lastReport = now;
+        onProgress(byIndex(latest.outcomes), latest.ran);
+      };
+      /** One interleaving; null once cancelled. A run that overruns is recorded as stopped. */
+      const runOne = async (index: number): Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null> => {
         try {
           const b = await batchOf({
             type: 'explore',
             text,
-            from,
-            count: n,
+            from: index,
+            count: 1,
+            withRuns: true,
             ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
           });
-          if (mine !== generation) throw new Cancelled();
-          outcomes.push(...b.outcomes);
-          onProgress(outcomes.slice());
-          return b.outcomes.length > 0;
+          if (mine !== generation) return null;
+          const outcome = b.outcomes[0];
+          if (!outcome) throw new Error(`the engine ran no interleaving #${index + 1}`);
+          return { outcome, ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
         } catch (e) {
-          if (!(e instanceof TimedOut) || mine !== generation) throw e;
+          if (e instanceof Cancelled || mine !== generation) return null;
+          if (e instanceof TimedOut) return { outcome: stoppedOutcome(text, index) };
+          throw e;
         }
-        // One of them ran too long: the worker is gone; run them singly to find it.
-        if (n === 1) {
-          outcomes.push(stoppedOutcome(text, from));
-          onProgress(outcomes.slice());
-          return true;
-        }
-        for (let i = from; i < from + n; i++) if (!(await range(i, 1))) return false;
-        return true;
       };
-      try {
-        for (let from = 0; from < count; from += batchSize) {
-          if (!(await range(from, Math.min(batchSize, count - from)))) break;
-          if (mine !== generation) return { outcomes, cancelled: true };
-        }
-      } catch (e) {
-        if (e instanceof Cancelled) return { outcomes, cancelled: true };
-        throw e;
-      }
-      return { outcomes, cancelled: false };
+      const r = await exploreReduced(spec, count, runOne, (p) => {
+        latest = p;
+        report(false);
+      });
+      if (mine !== generation || !r.complete) return { outcomes: byIndex(r.outcomes), cancelled: true, ran: r.ran };
+      latest = r;
+      report(true);
+      return { outcomes: byIndex(r.outcomes), cancelled: false, ran: r.ran };
     },
     async run(text) {
       const b = await batchOf({ type: 'explore', text, from: 0, count: 1, withRuns: true });
