@@ -34,6 +34,13 @@ import {
   type LockWaitEvent,
 } from './serverLog';
 import { restrictCte, restrictToTuples } from './epq';
+import {
+  EXPORT_SNAPSHOT_SQL,
+  importSnapshotBegin,
+  isSnapshotConflict,
+  usesStatementSnapshot,
+  type StatementSnapshot,
+} from './stmtSnapshot';
 import { SHADOW_SCHEMA as DIAG_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { advisorySql, ident, literal, replaySql, type ImageOp, type LogEntry, type TupleRef } from './images';
 import { RowLockTable, type TupleId } from './rowlocks';
@@ -137,6 +144,8 @@ interface RunningStep {
   tupleLocks: LockTag[];
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
   epq?: { oid: number; ctids: string[]; horizon?: number };
+  /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (stmtSnapshot.ts). */
+  stmtSnapshot?: StatementSnapshot;
   done: boolean;
   error?: PgMessage;
   /** The client cancelled the step while it executed: see submit. */
@@ -901,7 +910,12 @@ export class Engine {
   private async beginSql(s: Sess, takeSnapshot: boolean): Promise<{ sql: string; count: number; exporting: boolean }> {
     const txn = s.txn!;
     const begin = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n`;
-    if (txn.isolation === 'read committed') return { sql: begin, count: 1, exporting: false };
+    if (txn.isolation === 'read committed') {
+      const kept = s.step?.stmtSnapshot;
+      if (takeSnapshot && usesStatementSnapshot(txn.isolation, kept))
+        return { ...importSnapshotBegin(await this.ex.stageSnapshotImport(kept.content)), exporting: false };
+      return { sql: begin, count: 1, exporting: false };
+    }
     if (txn.snapshot) {
       const id = await this.ex.stageSnapshotImport(txn.snapshot);
       return { sql: `${begin}SET TRANSACTION SNAPSHOT '${id}';\n`, count: 2, exporting: false };
@@ -921,9 +935,24 @@ export class Engine {
 
   /** Releases the pin once no session keeps a snapshot. */
   private async maybeUnpin(): Promise<void> {
-    if (!this.pinned || [...this.sessions.values()].some((o) => o.txn?.snapshot)) return;
+    if (!this.pinned || [...this.sessions.values()].some((o) => o.txn?.snapshot || o.step?.stmtSnapshot)) return;
     await this.ex.run(`ROLLBACK PREPARED '${PIN_GID}'`);
     this.pinned = false;
+  }
+
+  /** Exports a snapshot of PGlite's state now (the one the statement's dry run saw) and returns the file's content. */
+  private async exportStatementSnapshot(): Promise<string> {
+    // The pin keeps the xmin horizon behind the snapshot; taken now, it is older than every later change.
+    if (!this.pinned) {
+      await this.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
+      this.pinned = true;
+    }
+    const r = await this.ex.run(EXPORT_SNAPSHOT_SQL);
+    const id = r.results[1]?.rows?.[0]?.[0];
+    const content = !r.error && id ? this.ex.readExportedSnapshot(id) : undefined;
+    await this.ex.run('ROLLBACK');
+    if (!content) throw new EngineInternalError(`could not export the statement's snapshot: ${r.error?.message ?? 'no snapshot'}`);
+    return content;
   }
 
   private gucSql(s: Sess): string {
@@ -978,11 +1007,18 @@ export class Engine {
       this.abortTxnState(s, true);
       return 'error';
     }
-    const st = this.epqStatement(s, original);
+    let st = this.epqStatement(s, original);
     const seqs = await this.sequenceStates();
     let dry: DryRun;
     try {
       dry = await this.dryRun(s, st);
+      if (isSnapshotConflict(dry.raw.error) && usesStatementSnapshot(s.txn!.isolation, step.stmtSnapshot)) {
+        // A row the statement locks changed after its snapshot: READ COMMITTED follows it (EvalPlanQual).
+        step.stmtSnapshot.fresh = true;
+        await this.restoreSequences(seqs);
+        st = this.epqStatement(s, original);
+        dry = await this.dryRun(s, st);
+      }
     } catch (e) {
       if (!(e instanceof EngineInternalError)) throw e;
       step.error = PG.engine(e.message);
@@ -1064,6 +1100,10 @@ export class Engine {
       }
     }
     outcome ??= this.walkPlan(s, st, dry);
+    // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
+    // wait. A relation lock is waited for before the statement takes its snapshot.
+    if (outcome === 'wait' && !step.stmtSnapshot && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed')
+      step.stmtSnapshot = { content: await this.exportStatementSnapshot() };
     // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
     // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
     // keeps the row it formed for after the wait: either way the re-run takes the values again, so
@@ -1088,6 +1128,7 @@ export class Engine {
     }
     if (outcome !== 'ok') return outcome;
     step.epq = undefined;
+    step.stmtSnapshot = undefined;
     // Granted: the statement joins the session's transaction.
     const txn = s.txn!;
     if (sx && dry.ssi?.writes.length) {
@@ -1164,6 +1205,8 @@ export class Engine {
   private epqStatement(s: Sess, st: ParsedStatement): ParsedStatement {
     const epq = s.step?.epq;
     if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
+    // Under the statement's own snapshot the scan is the first run's: nothing to restrict.
+    if (usesStatementSnapshot(s.txn.isolation, s.step?.stmtSnapshot)) return st;
     const cte = st.cls.lockingCte;
     if (cte) {
       const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
@@ -1324,7 +1367,7 @@ export class Engine {
       // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
       if (order) others.sort((a, b) => a.xid - b.xid);
       plan = this.buildPlan(st, before, after, others);
-      if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan);
+      if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan, txn.isolation === 'read committed');
       if (txn.sx) {
         ssi = await this.ssiFootprint(before, after, touched);
         // A doomed transaction fails at its first heap fetch: count the index entries its index
@@ -1740,6 +1783,7 @@ export class Engine {
     }[],
     created: { oid: number; relation: string; ctid: string }[],
     plan: PlanItem[],
+    newestVisible = false,
   ): Promise<ImageOp[]> {
     // Own versions are named by the ctid they had when recorded: map this run's ctids back.
     const back = touched.some((t) => t.own) ? await this.ctidBackMap() : new Map<string, string>();
@@ -1782,7 +1826,12 @@ export class Engine {
         // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,
         // and under a snapshot that cannot see it, locking it by ctid would find nothing.
         const ctid = `(${t.block},${t.offset})`;
-        if (!t.own && touched.some((u) => u !== t && u.oid === t.oid && !u.own && u.next === ctid && u.mode === t.mode)) continue;
+        // READ COMMITTED replays with a new snapshot, which sees only the newest version: the lock
+        // is recorded there (a statement that kept its snapshot locked the old one, stmtSnapshot.ts).
+        const later = (u: (typeof touched)[number]) => u !== t && u.oid === t.oid && !u.own && u.mode === t.mode;
+        if (newestVisible) {
+          if (!t.own && t.next && touched.some((u) => later(u) && `(${u.block},${u.offset})` === t.next)) continue;
+        } else if (!t.own && touched.some((u) => later(u) && u.next === ctid)) continue;
         ops.push({ op: 'lock', target: ref(t), mode: t.mode });
       }
     }
