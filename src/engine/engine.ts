@@ -1011,11 +1011,16 @@ export class Engine {
     const seqs = await this.sequenceStates();
     let dry: DryRun;
     try {
+      const kept = usesStatementSnapshot(s.txn!.isolation, step.stmtSnapshot) ? step.stmtSnapshot : undefined;
+      // The rows were formed before the row wait: the re-run under the snapshot forms the same
+      // ones, with the same sequence values, and consumes nothing more.
+      if (kept?.formed) await this.restoreSequences(kept.formed);
       dry = await this.dryRun(s, st);
-      if (isSnapshotConflict(dry.raw.error) && usesStatementSnapshot(s.txn!.isolation, step.stmtSnapshot)) {
-        // A row the statement locks changed after its snapshot: READ COMMITTED follows it (EvalPlanQual).
-        step.stmtSnapshot.fresh = true;
-        await this.restoreSequences(seqs);
+      if (kept?.formed) await this.restoreSequences(seqs);
+      if (kept && isSnapshotConflict(dry.raw.error)) {
+        // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
+        // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+        kept.fresh = true;
         st = this.epqStatement(s, original);
         dry = await this.dryRun(s, st);
       }
@@ -1100,10 +1105,6 @@ export class Engine {
       }
     }
     outcome ??= this.walkPlan(s, st, dry);
-    // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
-    // wait. A relation lock is waited for before the statement takes its snapshot.
-    if (outcome === 'wait' && !step.stmtSnapshot && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed')
-      step.stmtSnapshot = { content: await this.exportStatementSnapshot() };
     // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
     // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
     // keeps the row it formed for after the wait: either way the re-run takes the values again, so
@@ -1111,6 +1112,12 @@ export class Engine {
     // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
     const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
     if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
+    // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
+    // wait. A relation lock is waited for before the statement takes its snapshot.
+    if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
+      step.stmtSnapshot ??= { content: await this.exportStatementSnapshot() };
+      if (rowWait) step.stmtSnapshot.formed ??= seqs ?? undefined;
+    }
     // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
     const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
     // A relation lock is taken while the statement is parsed, before its snapshot: after that

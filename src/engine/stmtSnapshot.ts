@@ -23,6 +23,11 @@ export interface StatementSnapshot {
   content: string;
   /** A re-run under the snapshot met a row changed after it: later re-runs take a new snapshot (EvalPlanQual emulation). */
   fresh?: boolean;
+  /**
+   * The sequence states before the run that formed the statement's rows and then waited for a
+   * row: PostgreSQL writes the rows it formed once the holder ends without changing the row.
+   */
+  formed?: string[];
 }
 
 /** SQL that exports a snapshot equal to the one the statement's dry run just used (nothing ran in between). */
