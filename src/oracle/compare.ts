@@ -24,6 +24,7 @@ const FIELDS = [
   'sqlstate',
   'message',
   'detail',
+  'context',
   'commands',
   'columns',
   'rows',
