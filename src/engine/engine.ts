@@ -83,6 +83,9 @@ interface UniqueKey {
   key: string;
   depth: number;
   xid: number;
+  /** The heap tuple that holds the key (its table and ctid in the dry run), named by a waiter's CONTEXT. */
+  table?: string;
+  ctid?: string;
 }
 
 interface Txn {
@@ -112,7 +115,7 @@ interface Txn {
 type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
-  | { kind: 'key'; index: string; key: string }
+  | { kind: 'key'; index: string; key: string; ctid?: string }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 
 interface Wait {
@@ -184,7 +187,7 @@ interface DryRun {
   raw: RawResult;
   plan: PlanItem[];
   assignsXid: boolean;
-  inserted: { table: string; key: string; index: string }[];
+  inserted: { table: string; key: string; index: string; ctid?: string }[];
   /** The session's session-level advisory locks after the statement (null: unchanged). */
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
   /** What to append to the session's transaction log (null: nothing to replay). */
@@ -1161,7 +1164,8 @@ export class Engine {
     }
     const depth = txn.savepoints.length;
     const xid = dry.assignsXid ? this.currentXid(s) : (txn.xid ?? 0);
-    for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
+    for (const k of dry.inserted)
+      txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
     if (dry.sessionAdvisory)
       this.setSessionAdvisory(
         s,
@@ -1355,7 +1359,8 @@ export class Engine {
             list.map((t) => t.ctid),
           );
         if (!sql) continue;
-        for (const row of await this.must(sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
+        for (const row of await this.must(sql))
+          for (const k of row.slice(1)) if (k) inserted.push({ ...splitKey(table, k), ctid: row[0]! });
       }
       const others = touched.touched.filter((t) => !t.own);
       // Changing its own new version of a committed row is, for everyone else, a change of that
@@ -1412,7 +1417,7 @@ export class Engine {
         (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
       );
     }
-    for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key });
+    for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, ...(k.ctid ? { ctid: k.ctid } : {}) });
     let entry: LogEntry | null = null;
     if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
       const command = raw.results.at(-1)?.command ?? '';
@@ -1984,8 +1989,11 @@ export class Engine {
             } else return this.handleAcquire(s, r, ttag, tmode);
           }
           const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+          // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
+          // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
+          const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');
           const ctx = xactWaitContext(
-            item.mode === 'Update' && verb === 'update' ? 'update' : verb,
+            precheck ? 'insert' : item.mode === 'Update' && verb === 'update' ? 'update' : verb,
             item.tuple.block,
             item.tuple.offset,
             item.tuple.relation,
@@ -1995,8 +2003,16 @@ export class Engine {
         case 'key': {
           const owner = this.keyOwner(s, item.index, item.key);
           if (owner) this.currentXid(s); // the heap tuple is inserted before the unique check waits
-          if (owner) return this.waitOnXid(s, owner.session, owner.xid, undefined, 'insert');
-          continue;
+          if (!owner) continue;
+          // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
+          // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
+          // tuple and its table.
+          const pre = cls?.onConflict === true;
+          const at = pre ? owner.ctid : item.ctid;
+          const [b, o] = (at ?? '').slice(1, -1).split(',').map(Number);
+          const rel = pre ? owner.table : item.index;
+          const ctx = at && rel ? xactWaitContext('insert', b, o, rel) : undefined;
+          return this.waitOnXid(s, owner.session, owner.xid, undefined, 'insert', ctx);
         }
       }
     }
@@ -2004,11 +2020,11 @@ export class Engine {
   }
 
   /** Which open transaction has inserted this unique key (PostgreSQL's _bt_check_unique then waits for it). */
-  private keyOwner(s: Sess, index: string, key: string): { session: string; xid: number } | undefined {
+  private keyOwner(s: Sess, index: string, key: string): { session: string; xid: number; table?: string; ctid?: string } | undefined {
     for (const o of this.sessions.values()) {
       if (o === s || !o.txn) continue;
       const k = o.txn.insertedKeys.find((k) => k.index === index && k.key === key);
-      if (k) return { session: o.name, xid: k.xid };
+      if (k) return { session: o.name, xid: k.xid, ...(k.table ? { table: k.table } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
     }
     return undefined;
   }
