@@ -35,6 +35,13 @@ import {
 } from './serverLog';
 import { restrictCte, restrictToTuples } from './epq';
 import {
+  APPROXIMATION_TEXT,
+  asksReadOnlyOrDeferrable,
+  createsTempTable,
+  indexOrderedRelations,
+  type ApproximationTopic,
+} from './approximations';
+import {
   EXPORT_SNAPSHOT_SQL,
   importSnapshotBegin,
   isSnapshotConflict,
@@ -149,6 +156,8 @@ interface RunningStep {
   epq?: { oid: number; ctids: string[]; horizon?: number };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;
+  /** Where this step touched something the simulator approximates (approximations.ts). */
+  approximations?: ApproximationTopic[];
   done: boolean;
   error?: PgMessage;
   /** The client cancelled the step while it executed: see submit. */
@@ -506,7 +515,13 @@ export class Engine {
     step.done = true;
     this.logStepMessages(s);
     s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
-    s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: this.clock });
+    s.history.push({
+      ...s.last,
+      sql: step.sql,
+      startedMs: step.startedMs,
+      endedMs: this.clock,
+      ...(step.approximations ? { approximations: [...step.approximations] } : {}),
+    });
     s.stateChangeMs = this.clock;
     this.event({
       type: 'step-done',
@@ -531,6 +546,7 @@ export class Engine {
       step.error = PG.inFailedTransaction();
       return 'error';
     }
+    this.noteApproximations(s, st);
     if (cls.kind === 'txn') return this.execTxnControl(s, cls.ctl);
     if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return this.execPrepared(s, cls);
     if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
@@ -610,6 +626,57 @@ export class Engine {
         step.results.push({ command: cls.name === null ? 'DEALLOCATE ALL' : 'DEALLOCATE' });
         return 'ok';
     }
+  }
+
+  /** Says so on the step when a statement touches something the simulator approximates (approximations.ts). */
+  private approximate(s: Sess, topic: ApproximationTopic): void {
+    const step = s.step;
+    if (!step || step.approximations?.includes(topic)) return;
+    (step.approximations ??= []).push(topic);
+    this.event({ type: 'approximation', atMs: this.clock, session: s.name, topic, message: APPROXIMATION_TEXT[topic] });
+  }
+
+  /** The approximations a statement's text alone shows: a temporary table, SERIALIZABLE READ ONLY / DEFERRABLE. */
+  private noteApproximations(s: Sess, st: ParsedStatement): void {
+    const cls = st.cls;
+    if (cls.kind === 'dml' && cls.verb === 'other' && /\btemp(orary)?\b/i.test(st.sql) && createsTempTable(st.sql))
+      this.approximate(s, 'temp-table');
+    const isolation =
+      cls.kind === 'txn' && cls.ctl.kind === 'begin'
+        ? (cls.ctl.isolation ?? (s.txn?.implicit ? s.txn.isolation : s.defaultIsolation))
+        : cls.kind === 'set' && cls.setTransaction
+          ? (cls.isolation ?? s.txn?.isolation ?? s.defaultIsolation)
+          : undefined;
+    if (isolation === 'serializable' && /read\s+only|deferrable/i.test(st.sql) && asksReadOnlyOrDeferrable(st.sql))
+      this.approximate(s, 'serializable-read-only');
+  }
+
+  /**
+   * An UPDATE / DELETE that waits for a row after locking others: PostgreSQL meets its rows in its
+   * plan's order, the simulator in ctid order. Said only when the plan is an ordered index scan.
+   */
+  private async noteLockOrder(s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<void> {
+    const cls = st.cls;
+    if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target) return;
+    if (plan.filter((p) => p.kind === 'row' && p.tuple.relation === cls.target!.relname).length < 2) return;
+    // The session's settings (enable_seqscan, …) choose the plan too; the block undoes them.
+    const r = await this.ex.run(`BEGIN;\n${this.gucSql(s)}EXPLAIN (FORMAT JSON) ${st.sql}`);
+    await this.ex.run('ROLLBACK');
+    const explained = r.error ? undefined : r.results[1 + this.gucCount(s)]?.rows?.[0]?.[0];
+    if (indexOrderedRelations(explained).has(cls.target.relname)) this.approximate(s, 'index-order');
+  }
+
+  /** COMMIT of a transaction that changed a table with deferrable constraints or triggers: they do not run again here. */
+  private async noteDeferred(s: Sess): Promise<void> {
+    const rels = new Set<number>();
+    for (const e of s.txn?.log ?? [])
+      if (e.kind === 'image') for (const op of e.ops) if (op.op !== 'advisory') rels.add(op.op === 'insert' ? op.rel : op.target.rel);
+    const candidates = [...rels].filter((oid) => this.catalog.find((c) => c.oid === oid)?.triggersOrRules);
+    if (!candidates.length) return;
+    const rows = await this.ex.must(
+      `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[]) LIMIT 1`,
+    );
+    if (rows.length) this.approximate(s, 'deferred-commit');
   }
 
   private startStatementTimer(s: Sess): void {
@@ -774,6 +841,7 @@ export class Engine {
       }
     }
     if (txn.log.length) {
+      await this.noteDeferred(s);
       const replay = replaySql(txn.log, { replica: this.replayNeedsReplica(s) });
       const begin = await this.beginSql(s, false);
       const sql = `${begin.sql}${this.gucSql(s)}${replay.sql}SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\nDELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`;
@@ -1115,6 +1183,7 @@ export class Engine {
     // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
     const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
     if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
+    if (outcome === 'wait' && rowWait) await this.noteLockOrder(s, st, dry.plan);
     // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
     // wait. A relation lock is waited for before the statement takes its snapshot.
     if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
@@ -1218,6 +1287,8 @@ export class Engine {
     if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
     // Under the statement's own snapshot the scan is the first run's: nothing to restrict.
     if (usesStatementSnapshot(s.txn.isolation, s.step?.stmtSnapshot)) return st;
+    // With a new snapshot, only the target is restricted: the other tables are read afresh.
+    if (st.cls.relations.length > 1) this.approximate(s, 'join-recheck');
     const cte = st.cls.lockingCte;
     if (cte) {
       const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);

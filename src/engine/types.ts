@@ -7,6 +7,8 @@ import type { PgMessage, StatementResult } from '../scenario/types';
 
 export type { LockMode, LockTag, RowLockMode } from './locks/types';
 export type { PgMessage, StatementResult } from '../scenario/types';
+import type { ApproximationTopic } from './approximations';
+export type { ApproximationTopic } from './approximations';
 
 /** pg_stat_activity.state, plus 'waiting' (active and blocked on a lock). */
 export type SessionState = 'idle' | 'active' | 'waiting' | 'idle in transaction' | 'idle in transaction (aborted)';
@@ -100,6 +102,8 @@ export interface FinishedStep {
   results: StatementResult[];
   notices: PgMessage[];
   error?: PgMessage;
+  /** Lockstep's own notes on the step (not from PostgreSQL): what it touched that the simulator approximates. */
+  approximations?: ApproximationTopic[];
 }
 
 export interface RowSnapshot {
@@ -130,7 +134,9 @@ export type EngineEvent =
   | { type: 'timeout'; atMs: number; session: string; kind: TimerSnapshot['kind'] }
   | { type: 'commit'; atMs: number; session: string }
   | { type: 'rollback'; atMs: number; session: string }
-  | { type: 'engine-error'; atMs: number; session: string; message: string };
+  | { type: 'engine-error'; atMs: number; session: string; message: string }
+  /** Lockstep's own note: the step touched something the simulator approximates (engine/approximations.ts). */
+  | { type: 'approximation'; atMs: number; session: string; topic: ApproximationTopic; message: string };
 
 /** SERIALIZABLE bookkeeping (SSI), as predicate.c keeps it. */
 export interface SsiSnapshot {
