@@ -910,7 +910,11 @@ export class Engine {
                 op.target.rel === Number(rel) &&
                 op.target.ctid === oldCtid
               )
-                if (!(snapshotLocker && op.op === 'lock')) op.target = { ...op.target, ctid: cur };
+                if (!(snapshotLocker && op.op === 'lock')) {
+                  op.target = { ...op.target, ctid: cur };
+                  // The new version is invisible to a statement snapshot it keeps: its re-run takes a new one.
+                  if (other.step?.stmtSnapshot) other.step.stmtSnapshot.fresh = true;
+                }
       }
     }
   }
@@ -1450,7 +1454,9 @@ export class Engine {
       // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
       if (order) others.sort((a, b) => a.xid - b.xid);
       plan = this.buildPlan(st, before, after, others);
-      if (recordsImage(st)) ops = await this.imageOps(touched.touched, touched.inserted, plan, txn.isolation === 'read committed');
+      // Under the kept statement snapshot a lock can land on an old version (stmtSnapshot.ts).
+      if (recordsImage(st))
+        ops = await this.imageOps(touched.touched, touched.inserted, plan, usesStatementSnapshot(txn.isolation, s.step?.stmtSnapshot));
       if (txn.sx) {
         ssi = await this.ssiFootprint(before, after, touched);
         // A doomed transaction fails at its first heap fetch: count the index entries its index
