@@ -666,6 +666,33 @@ export class Engine {
     if (indexOrderedRelations(explained).has(cls.target.relname)) this.approximate(s, 'index-order');
   }
 
+  /**
+   * A row wait on a table the statement does not name, with one foreign key from a table it does:
+   * the lock is the referential check's (ri_triggers.c), whose query PostgreSQL's CONTEXT shows
+   * after the tuple ("SQL statement "SELECT 1 FROM ONLY … FOR KEY SHARE OF x"").
+   */
+  private async foreignKeyContext(s: Sess, st: ParsedStatement): Promise<void> {
+    const w = s.step?.wait;
+    const cls = st.cls;
+    if (!w?.tuple || !w.context || cls.kind !== 'dml' || cls.relations.includes(w.tuple.relation)) return;
+    const from = cls.relations.flatMap((r) => this.catalog.filter((c) => c.name === r).map((c) => c.oid));
+    if (!from.length) return;
+    const rows = await this.ex.must(
+      `SELECT 'SELECT 1 FROM ONLY ' || '"' || pg_catalog.replace(pn.nspname, '"', '""') || '"' || '.' || '"' || pg_catalog.replace(pc.relname, '"', '""') || '"' || ' x WHERE ' ||
+        pg_catalog.string_agg('"' || pg_catalog.replace(pa.attname, '"', '""') || '"' || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') $' || k.i, ' AND ' ORDER BY k.i) ||
+        ' FOR KEY SHARE OF x'
+       FROM pg_catalog.pg_constraint con
+       JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
+       CROSS JOIN LATERAL unnest(con.confkey, con.conpfeqop) WITH ORDINALITY AS k(att, opr, i)
+       JOIN pg_catalog.pg_attribute pa ON pa.attrelid = con.confrelid AND pa.attnum = k.att
+       JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
+       WHERE con.contype = 'f' AND con.confrelid = ${Number(w.tuple.oid)} AND con.conrelid = ANY('{${from.join(',')}}'::oid[])
+       GROUP BY con.oid, pn.nspname, pc.relname`,
+    );
+    // Names always quoted, as ri_triggers.c's quoteOneName does.
+    if (rows.length === 1 && rows[0][0]) w.context += `\nSQL statement "${rows[0][0]}"`;
+  }
+
   /** COMMIT of a transaction that changed a table with deferrable constraints or triggers: they do not run again here. */
   private async noteDeferred(s: Sess): Promise<void> {
     const rels = new Set<number>();
@@ -1188,6 +1215,7 @@ export class Engine {
     const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
     if (outcome === 'wait' && !rowWait) await this.restoreSequences(seqs);
     if (outcome === 'wait' && rowWait) await this.noteLockOrder(s, st, dry.plan);
+    if (outcome === 'wait' && rowWait) await this.foreignKeyContext(s, st);
     // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
     // wait. A relation lock is waited for before the statement takes its snapshot.
     if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
