@@ -15,7 +15,7 @@
  *
  * Pure: SQL text and decisions only.
  */
-import type { PgMessage } from './types';
+import type { PgMessage } from '../types';
 
 /** What a running statement keeps across its waits. */
 export interface StatementSnapshot {
