@@ -48,7 +48,13 @@ export function finishStep(eng: EngineContext, s: Sess): void {
   step.done = true;
   logStepMessages(eng, s);
   s.last = { step: step.name, results: step.results, notices: step.notices, ...(step.error ? { error: step.error } : {}) };
-  s.history.push({ ...s.last, sql: step.sql, startedMs: step.startedMs, endedMs: eng.clock });
+  s.history.push({
+    ...s.last,
+    sql: step.sql,
+    startedMs: step.startedMs,
+    endedMs: eng.clock,
+    ...(step.approximations ? { approximations: [...step.approximations] } : {}),
+  });
   s.stateChangeMs = eng.clock;
   event(eng, {
     type: 'step-done',

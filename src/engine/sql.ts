@@ -59,6 +59,8 @@ export type Classified =
       target?: { relname: string; ref: string };
       /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
       lockingCte?: { name: string; relname: string; ref: string };
+      /** INSERT … ON CONFLICT somewhere in the statement: its waits come from the speculative pre-check. */
+      onConflict?: true;
     };
 
 /**
@@ -329,7 +331,9 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   const positions: Record<string, number> = {};
   let sleep: number | undefined;
   let sleepElsewhere = false;
+  let onConflict = false;
   walk(stmt, (k, v) => {
+    if (k === 'onConflictClause' || k === 'OnConflictClause') onConflict = true;
     if (k === 'LockingClause') {
       if (v.waitPolicy === 'LockWaitSkip') waitPolicy = 'skip';
       else if (v.waitPolicy === 'LockWaitError' && waitPolicy === 'block') waitPolicy = 'nowait';
@@ -400,6 +404,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     lockingSelect,
     ...(target ? { target } : {}),
     ...(lockingCte ? { lockingCte } : {}),
+    ...(onConflict ? { onConflict: true as const } : {}),
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,

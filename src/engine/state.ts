@@ -3,6 +3,7 @@
  * lock model's tables. Everything here is synchronous and PGlite-free; pg/ and the orchestrator
  * add the executor on top (context.ts).
  */
+import type { ApproximationTopic } from './approximations';
 import type { CatalogTable, RelationInfo } from './model/facts';
 import { LockManager } from './model/locks/lockManager';
 import type { LockMode, LockTag, ProcId } from './model/locks/types';
@@ -10,6 +11,7 @@ import type { LogEntry } from './model/log';
 import { RowLockTable, type TupleId } from './model/rowlocks';
 import { Ssi, Sxact } from './model/ssi';
 import { type TimerKind, Timers } from './model/timers';
+import type { StatementSnapshot } from './pg/stmtSnapshot';
 import type { ParsedStatement, PreparedText } from './sql';
 import type {
   EngineEvent,
@@ -42,6 +44,9 @@ export interface UniqueKey {
   key: string;
   depth: number;
   xid: number;
+  /** The heap tuple that holds the key (its table and ctid in the dry run), named by a waiter's CONTEXT. */
+  table?: string;
+  ctid?: string;
 }
 
 export interface Txn {
@@ -96,6 +101,10 @@ export interface RunningStep {
   tupleLocks: LockTag[];
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
   epq?: { oid: number; ctids: string[]; horizon?: number };
+  /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
+  stmtSnapshot?: StatementSnapshot;
+  /** Where this step touched something the simulator approximates (approximations.ts). */
+  approximations?: ApproximationTopic[];
   done: boolean;
   error?: PgMessage;
   /** The client cancelled the step while it executed: see submit. */

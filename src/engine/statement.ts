@@ -7,10 +7,14 @@ import type { DryRun } from './model/facts';
 import { PG } from './model/messages';
 import { hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
+import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
 import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
+import { foreignKeyContext, noteLockOrder } from './pg/probes';
+import { exportStatementSnapshot } from './pg/replay';
+import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
@@ -28,6 +32,7 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     step.error = PG.inFailedTransaction();
     return 'error';
   }
+  noteApproximations(eng, s, st);
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
   if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
@@ -140,11 +145,23 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
-  const st = epqStatement(eng, s, original);
+  let st = epqStatement(eng, s, original);
   const seqs = await sequenceStates(eng);
   let dry: DryRun;
   try {
+    const kept = usesStatementSnapshot(s.txn!.isolation, step.stmtSnapshot) ? step.stmtSnapshot : undefined;
+    // The rows were formed before the row wait: the re-run under the snapshot forms the same
+    // ones, with the same sequence values, and consumes nothing more.
+    if (kept?.formed) await restoreSequences(eng, kept.formed);
     dry = await dryRun(eng, s, st);
+    if (kept?.formed) await restoreSequences(eng, seqs);
+    if (kept && isSnapshotConflict(dry.raw.error)) {
+      // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
+      // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+      kept.fresh = true;
+      st = epqStatement(eng, s, original);
+      dry = await dryRun(eng, s, st);
+    }
   } catch (e) {
     if (!(e instanceof EngineInternalError)) throw e;
     step.error = PG.engine(e.message);
@@ -233,6 +250,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
   const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
   if (outcome === 'wait' && !rowWait) await restoreSequences(eng, seqs);
+  if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
+  if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
+  // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
+  // wait. A relation lock is waited for before the statement takes its snapshot.
+  if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
+    step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
+    if (rowWait) step.stmtSnapshot.formed ??= seqs ?? undefined;
+  }
   // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
   const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
   // A relation lock is taken while the statement is parsed, before its snapshot: after that
@@ -250,6 +275,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   if (outcome !== 'ok') return outcome;
   step.epq = undefined;
+  step.stmtSnapshot = undefined;
   // Granted: the statement joins the session's transaction.
   const txn = s.txn!;
   if (sx && dry.ssi?.writes.length) {
@@ -275,7 +301,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   const depth = txn.savepoints.length;
   const xid = dry.assignsXid ? currentXid(eng, s) : (txn.xid ?? 0);
-  for (const k of dry.inserted) txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid });
+  for (const k of dry.inserted)
+    txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
   if (dry.sessionAdvisory)
     setSessionAdvisory(
       eng,
@@ -307,6 +334,10 @@ export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: Parsed
 export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): ParsedStatement {
   const epq = s.step?.epq;
   if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
+  // Under the statement's own snapshot the scan is the first run's: nothing to restrict.
+  if (usesStatementSnapshot(s.txn.isolation, s.step?.stmtSnapshot)) return st;
+  // With a new snapshot, only the target is restricted: the other tables are read afresh.
+  if (st.cls.relations.length > 1) approximate(eng, s, 'join-recheck');
   const cte = st.cls.lockingCte;
   if (cte) {
     const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);

@@ -7,6 +7,7 @@ import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn'
 import { findLastIndex } from './model/util';
 import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
+import { noteDeferred } from './pg/probes';
 import { commitReplay, ident, maybeUnpin } from './pg/replay';
 import type { Classified } from './sql';
 import { queueResumes, type Sess } from './state';
@@ -113,6 +114,7 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
     }
   }
   if (txn.log.length) {
+    await noteDeferred(eng, s);
     const r = await commitReplay(eng, s);
     if (r.error) {
       await endTxn(eng, s, false);

@@ -40,6 +40,8 @@ export interface RawResult {
   /** For each notice, how many statements had completed before it (which statement raised it). */
   noticeAt?: number[];
 }
+import type { ApproximationTopic } from './approximations';
+export type { ApproximationTopic } from './approximations';
 
 /** pg_stat_activity.state, plus 'waiting' (active and blocked on a lock). */
 export type SessionState = 'idle' | 'active' | 'waiting' | 'idle in transaction' | 'idle in transaction (aborted)';
@@ -133,6 +135,8 @@ export interface FinishedStep {
   results: StatementResult[];
   notices: PgMessage[];
   error?: PgMessage;
+  /** Lockstep's own notes on the step (not from PostgreSQL): what it touched that the simulator approximates. */
+  approximations?: ApproximationTopic[];
 }
 
 export interface RowSnapshot {
@@ -163,7 +167,9 @@ export type EngineEvent =
   | { type: 'timeout'; atMs: number; session: string; kind: TimerSnapshot['kind'] }
   | { type: 'commit'; atMs: number; session: string }
   | { type: 'rollback'; atMs: number; session: string }
-  | { type: 'engine-error'; atMs: number; session: string; message: string };
+  | { type: 'engine-error'; atMs: number; session: string; message: string }
+  /** Lockstep's own note: the step touched something the simulator approximates (engine/approximations.ts). */
+  | { type: 'approximation'; atMs: number; session: string; topic: ApproximationTopic; message: string };
 
 /** SERIALIZABLE bookkeeping (SSI), as predicate.c keeps it. */
 export interface SsiSnapshot {

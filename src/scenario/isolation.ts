@@ -254,6 +254,7 @@ function completionRecord(a: ActiveStep, result: StepResult, afterWait: boolean,
     event.sqlstate = result.error.sqlstate;
     event.message = result.error.message;
     if (result.error.detail !== undefined) event.detail = driver.normalizeDetail(result.error.detail);
+    if (result.error.context !== undefined) event.context = driver.normalizeDetail(result.error.context);
   }
   if (result.results.length > 0) event.commands = result.results.map((r) => r.command);
   const lastSet = [...result.results].reverse().find(hasColumns);

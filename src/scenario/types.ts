@@ -71,6 +71,11 @@ export interface TraceEvent {
   message?: string;
   /** Normalized: pids → session names, relation OIDs → names, xids → "transaction ?". */
   detail?: string;
+  /**
+   * The error's CONTEXT (psql prints it; isolationtester does not), normalized like `detail`:
+   * what the session pane shows under the error, so the differential compares it too.
+   */
+  context?: string;
   /** Command tags of the statements that completed, e.g. ["BEGIN"], ["UPDATE 1"]. */
   commands?: string[];
   /** Column names and rows (PostgreSQL text values, null for NULL) of the last result set with columns. */

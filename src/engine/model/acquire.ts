@@ -108,8 +108,11 @@ export function walkPlan(
           } else return handleAcquire(eng, s, r, ttag, tmode);
         }
         const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+        // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
+        // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
+        const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');
         const ctx = xactWaitContext(
-          item.mode === 'Update' && verb === 'update' ? 'update' : verb,
+          precheck ? 'insert' : item.mode === 'Update' && verb === 'update' ? 'update' : verb,
           item.tuple.block,
           item.tuple.offset,
           item.tuple.relation,
@@ -119,8 +122,16 @@ export function walkPlan(
       case 'key': {
         const owner = keyOwner(eng, s, item.index, item.key);
         if (owner) currentXid(eng, s); // the heap tuple is inserted before the unique check waits
-        if (owner) return waitOnXid(eng, s, owner.session, owner.xid, undefined, 'insert');
-        continue;
+        if (!owner) continue;
+        // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
+        // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
+        // tuple and its table.
+        const pre = cls?.onConflict === true;
+        const at = pre ? owner.ctid : item.ctid;
+        const [b, o] = (at ?? '').slice(1, -1).split(',').map(Number);
+        const rel = pre ? owner.table : item.index;
+        const ctx = at && rel ? xactWaitContext('insert', b, o, rel) : undefined;
+        return waitOnXid(eng, s, owner.session, owner.xid, undefined, 'insert', ctx);
       }
     }
   }
@@ -128,11 +139,16 @@ export function walkPlan(
 }
 
 /** Which open transaction has inserted this unique key (PostgreSQL's _bt_check_unique then waits for it). */
-export function keyOwner(eng: ModelState, s: Sess, index: string, key: string): { session: string; xid: number } | undefined {
+export function keyOwner(
+  eng: ModelState,
+  s: Sess,
+  index: string,
+  key: string,
+): { session: string; xid: number; table?: string; ctid?: string } | undefined {
   for (const o of eng.sessions.values()) {
     if (o === s || !o.txn) continue;
     const k = o.txn.insertedKeys.find((k) => k.index === index && k.key === key);
-    if (k) return { session: o.name, xid: k.xid };
+    if (k) return { session: o.name, xid: k.xid, ...(k.table ? { table: k.table } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
   }
   return undefined;
 }

@@ -71,7 +71,7 @@ export interface RelationInfo {
 export type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
-  | { kind: 'key'; index: string; key: string }
+  | { kind: 'key'; index: string; key: string; ctid?: string }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 
 /** A dry run's findings: the facts about one statement the model consumes. */
@@ -79,7 +79,7 @@ export interface DryRun {
   raw: RawResult;
   plan: PlanItem[];
   assignsXid: boolean;
-  inserted: { table: string; key: string; index: string }[];
+  inserted: { table: string; key: string; index: string; ctid?: string }[];
   /** The session's session-level advisory locks after the statement (null: unchanged). */
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[] | null;
   /** What to append to the session's transaction log (null: nothing to replay). */

@@ -47,7 +47,11 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
               op.target.rel === Number(rel) &&
               op.target.ctid === oldCtid
             )
-              if (!(snapshotLocker && op.op === 'lock')) op.target = { ...op.target, ctid: cur };
+              if (!(snapshotLocker && op.op === 'lock')) {
+                op.target = { ...op.target, ctid: cur };
+                // The new version is invisible to a statement snapshot it keeps: its re-run takes a new one.
+                if (other.step?.stmtSnapshot) other.step.stmtSnapshot.fresh = true;
+              }
     }
   }
 }

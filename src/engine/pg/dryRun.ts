@@ -16,6 +16,7 @@ import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueK
 import { CTID_MAP } from './names';
 import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, replaySql, verifyReplay } from './replay';
 import { shadowSql } from './shadows';
+import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
@@ -172,7 +173,8 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
           list.map((t) => t.ctid),
         );
       if (!sql) continue;
-      for (const row of await must(eng, run, sql)) for (const k of row.slice(1)) if (k) inserted.push(splitKey(table, k));
+      for (const row of await must(eng, run, sql))
+        for (const k of row.slice(1)) if (k) inserted.push({ ...splitKey(table, k), ctid: row[0]! });
     }
     const others = touched.touched.filter((t) => !t.own);
     // Changing its own new version of a committed row is, for everyone else, a change of that
@@ -191,7 +193,9 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
     // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
     if (order) others.sort((a, b) => a.xid - b.xid);
     plan = buildPlan(eng, st, before, after, others);
-    if (recordsImage(st)) ops = await imageOps(eng, run, touched.touched, touched.inserted, plan);
+    // Under the kept statement snapshot a lock can land on an old version (pg/stmtSnapshot.ts).
+    if (recordsImage(st))
+      ops = await imageOps(eng, run, touched.touched, touched.inserted, plan, usesStatementSnapshot(txn.isolation, s.step?.stmtSnapshot));
     if (txn.sx) {
       ssi = await ssiFootprint(eng, before, after, touched);
       // A doomed transaction fails at its first heap fetch: count the index entries its index
@@ -227,7 +231,7 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
       (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
     );
   }
-  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key });
+  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, ...(k.ctid ? { ctid: k.ctid } : {}) });
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';
@@ -337,6 +341,7 @@ export async function imageOps(
   }[],
   created: { oid: number; relation: string; ctid: string }[],
   plan: PlanItem[],
+  newestVisible = false,
 ): Promise<ImageOp[]> {
   // Own versions are named by the ctid they had when recorded: map this run's ctids back.
   const back = touched.some((t) => t.own) ? await ctidBackMap(eng, run) : new Map<string, string>();
@@ -378,7 +383,12 @@ export async function imageOps(
       // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,
       // and under a snapshot that cannot see it, locking it by ctid would find nothing.
       const ctid = `(${t.block},${t.offset})`;
-      if (!t.own && touched.some((u) => u !== t && u.oid === t.oid && !u.own && u.next === ctid && u.mode === t.mode)) continue;
+      // READ COMMITTED replays with a new snapshot, which sees only the newest version: the lock
+      // is recorded there (a statement that kept its snapshot locked the old one, pg/stmtSnapshot.ts).
+      const later = (u: (typeof touched)[number]) => u !== t && u.oid === t.oid && !u.own && u.mode === t.mode;
+      if (newestVisible) {
+        if (!t.own && t.next && touched.some((u) => later(u) && `(${u.block},${u.offset})` === t.next)) continue;
+      } else if (!t.own && touched.some((u) => later(u) && u.next === ctid)) continue;
       ops.push({ op: 'lock', target: ref(t), mode: t.mode });
     }
   }

@@ -15,6 +15,7 @@ import type { LockMode, LockTag, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
 import { CTID_MAP } from './names';
 import { Batch, type BatchResult } from './batch';
+import { EXPORT_SNAPSHOT_SQL, importSnapshotBegin, usesStatementSnapshot } from './stmtSnapshot';
 import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
 import { PIN_GID, type Sess } from '../state';
@@ -123,7 +124,12 @@ export async function beginSql(
 ): Promise<{ sql: string; count: number; exporting: boolean }> {
   const txn = s.txn!;
   const begin = `BEGIN ISOLATION LEVEL ${txn.isolation.toUpperCase()};\n`;
-  if (txn.isolation === 'read committed') return { sql: begin, count: 1, exporting: false };
+  if (txn.isolation === 'read committed') {
+    const kept = s.step?.stmtSnapshot;
+    if (takeSnapshot && usesStatementSnapshot(txn.isolation, kept))
+      return { ...importSnapshotBegin(await eng.ex.stageSnapshotImport(kept.content)), exporting: false };
+    return { sql: begin, count: 1, exporting: false };
+  }
   if (txn.snapshot) {
     const id = await eng.ex.stageSnapshotImport(txn.snapshot);
     return { sql: `${begin}SET TRANSACTION SNAPSHOT '${id}';\n`, count: 2, exporting: false };
@@ -140,9 +146,24 @@ export async function beginSql(
 
 /** Releases the pin once no session keeps a snapshot. */
 export async function maybeUnpin(eng: EngineContext): Promise<void> {
-  if (!eng.pinned || [...eng.sessions.values()].some((o) => o.txn?.snapshot)) return;
+  if (!eng.pinned || [...eng.sessions.values()].some((o) => o.txn?.snapshot || o.step?.stmtSnapshot)) return;
   await eng.ex.run(`ROLLBACK PREPARED '${PIN_GID}'`);
   eng.pinned = false;
+}
+
+/** Exports a snapshot of PGlite's state now (the one the statement's dry run saw) and returns the file's content. */
+export async function exportStatementSnapshot(eng: EngineContext): Promise<string> {
+  // The pin keeps the xmin horizon behind the snapshot; taken now, it is older than every later change.
+  if (!eng.pinned) {
+    await eng.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
+    eng.pinned = true;
+  }
+  const r = await eng.ex.run(EXPORT_SNAPSHOT_SQL);
+  const id = r.results[1]?.rows?.[0]?.[0];
+  const content = !r.error && id ? eng.ex.readExportedSnapshot(id) : undefined;
+  await eng.ex.run('ROLLBACK');
+  if (!content) throw new EngineInternalError(`could not export the statement's snapshot: ${r.error?.message ?? 'no snapshot'}`);
+  return content;
 }
 
 /** The session's SET statements, in replay order (session, transaction, SET LOCAL). */

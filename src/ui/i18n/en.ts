@@ -3,7 +3,7 @@
  * provide the same keys (checked by the `Messages` type). Lock-mode explanations are data here.
  */
 import type { LockMode, RowLockStrength } from '../../engine/model/locks/types';
-import type { RowLockMode } from '../../engine/types';
+import type { ApproximationTopic, RowLockMode } from '../../engine/types';
 import type { LineOutcome, SessionStateKey } from '../model/session';
 import type { Alternative } from '../model/statementLocks';
 
@@ -822,6 +822,19 @@ export const en = {
       `${ran} of ${total} ${total === 1 ? 'interleaving' : 'interleavings'} actually ran; each of the others only reorders steps that touch nothing in common, so it ends the same as one that ran.`,
     listFirst: (shown: number, total: number) => `The list shows the first ${shown} of ${total}.`,
   },
+  // fidelity: the simulator's own note under a step that touched something it approximates
+  approximation: {
+    'index-order':
+      'Lockstep: this statement locks several rows through an index scan; the simulator locks them in physical (ctid) order, as a sequential scan does, so the order in which it meets other sessions may differ from PostgreSQL’s.',
+    'join-recheck':
+      'Lockstep: this statement waited, and PostgreSQL then rechecks only the rows it locked (EvalPlanQual); for a join or subquery the simulator reads the other tables afresh, so rows committed meanwhile can appear.',
+    'deferred-commit':
+      'Lockstep: this transaction changed a table with deferrable constraints or triggers; the simulator does not run deferred checks at COMMIT, so a violation PostgreSQL reports there is not reported.',
+    'temp-table':
+      'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
+    'serializable-read-only':
+      'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+  } satisfies Record<ApproximationTopic, string>,
 };
 
 /** The dictionary shape every language provides. */

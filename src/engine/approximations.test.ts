@@ -1,0 +1,90 @@
+/**
+ * The simulator says so on the step when a statement touches something it approximates
+ * (docs/engine.md, Limits): each topic is raised by the scenario that touches it, and not by a
+ * neighbouring one that does not.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from './engine';
+import { PgliteExecutor } from './pg/executor';
+import type { ApproximationTopic } from './types';
+
+let ex: PgliteExecutor;
+beforeAll(async () => {
+  ex = await PgliteExecutor.create();
+});
+afterAll(async () => {
+  await ex.close();
+});
+
+async function engine(): Promise<Engine> {
+  await ex.reset();
+  const e = await Engine.create({ sessions: ['s1', 's2'], executor: ex });
+  const r = await e.setup(`CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL);
+    INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100);
+    CREATE TABLE other (id int);
+    INSERT INTO other VALUES (1);
+    CREATE TABLE p (id int PRIMARY KEY);
+    CREATE TABLE c (pid int REFERENCES p DEFERRABLE INITIALLY DEFERRED);`);
+  expect(r.error).toBeUndefined();
+  return e;
+}
+
+/** The approximations of the session's last finished step. */
+const last = (e: Engine, session: string): ApproximationTopic[] =>
+  e
+    .snapshot()
+    .sessions.find((x) => x.name === session)!
+    .history!.at(-1)!.approximations ?? [];
+
+describe('approximation notes', () => {
+  it('a temporary table, and SERIALIZABLE READ ONLY, are noted on their statements', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY');
+    expect(last(e, 's1')).toEqual(['serializable-read-only']);
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s2', 'CREATE TEMP TABLE scratch (a int)');
+    expect(last(e, 's2')).toEqual(['temp-table']);
+    await e.submit('s2', 'CREATE TABLE plain (a int)');
+    expect(last(e, 's2')).toEqual([]);
+    const ev = e.snapshot().events.filter((x) => x.type === 'approximation');
+    expect(ev.map((x) => x.type === 'approximation' && x.topic)).toEqual(['serializable-read-only', 'temp-table']);
+  });
+
+  it('COMMIT of a change to a table with a deferred constraint is noted; one without is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s1', 'BEGIN; INSERT INTO p VALUES (1); INSERT INTO c VALUES (1)');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's1')).toEqual(['deferred-commit']);
+  });
+
+  it('an UPDATE … FROM re-read after a row it waited for changed is noted; a single-table one is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 1');
+    expect(await e.submit('s2', 'UPDATE accounts a SET balance = a.balance + 1 FROM other o WHERE a.id = o.id')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['join-recheck']);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 2 WHERE id = 1');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = balance + 1 WHERE id = 1')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+  });
+
+  it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id >= 1')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'SET enable_seqscan = off; SET enable_bitmapscan = off');
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id >= 1')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual(['index-order']);
+  });
+});

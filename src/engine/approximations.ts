@@ -1,0 +1,90 @@
+/**
+ * Where the simulator knowingly approximates PostgreSQL (docs/engine.md, "Limits"), it says so
+ * on the step that touched the approximation, instead of showing a confident answer that may be
+ * wrong. Each note is Lockstep's own (PostgreSQL sends nothing of the kind): an `approximation`
+ * event, and the finished step's `approximations`, which the session pane shows under the step.
+ *
+ * Pure: topics, their English text (the CLI's; the UI translates by topic), and the detectors
+ * that need only the statement text.
+ */
+import { parseSync } from 'libpg-query';
+
+/** One approximation a statement can touch. */
+export type ApproximationTopic = 'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only';
+
+/** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
+export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
+  'index-order':
+    'Lockstep: this statement locks several rows through an index scan; the simulator locks them in physical (ctid) order, as a sequential scan does, so the order in which it meets other sessions may differ from PostgreSQL’s.',
+  'join-recheck':
+    'Lockstep: this statement waited, and PostgreSQL then rechecks only the rows it locked (EvalPlanQual); for a join or subquery the simulator reads the other tables afresh, so rows committed meanwhile can appear.',
+  'deferred-commit':
+    'Lockstep: this transaction changed a table with deferrable constraints or triggers; the simulator does not run deferred checks at COMMIT, so a violation PostgreSQL reports there is not reported.',
+  'temp-table':
+    'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
+  'serializable-read-only':
+    'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+};
+
+/** Whether the statement creates a temporary table (CREATE TEMP TABLE, CREATE TEMP TABLE … AS). */
+export function createsTempTable(sql: string): boolean {
+  let tree: unknown;
+  try {
+    tree = parseSync(sql);
+  } catch {
+    return false;
+  }
+  let found = false;
+  const visit = (n: unknown): void => {
+    if (found || !n || typeof n !== 'object') return;
+    const o = n as Record<string, unknown>;
+    if (o.relpersistence === 't') found = true;
+    for (const v of Object.values(o)) visit(v);
+  };
+  visit(tree);
+  return found;
+}
+
+/** Whether a BEGIN / SET TRANSACTION asks for READ ONLY or DEFERRABLE. */
+export function asksReadOnlyOrDeferrable(sql: string): boolean {
+  let tree: unknown;
+  try {
+    tree = parseSync(sql);
+  } catch {
+    return false;
+  }
+  let found = false;
+  const visit = (n: unknown): void => {
+    if (found || !n || typeof n !== 'object') return;
+    const o = n as Record<string, unknown>;
+    if (
+      (o.defname === 'transaction_read_only' || o.defname === 'transaction_deferrable') &&
+      JSON.stringify(o.arg ?? '').includes('"ival":1')
+    )
+      found = true;
+    for (const v of Object.values(o)) visit(v);
+  };
+  visit(tree);
+  return found;
+}
+
+/**
+ * The relations an `EXPLAIN (FORMAT JSON)` plan reads through an ordered index scan (Index Scan,
+ * Index Only Scan): rows come in index order there, not in the physical order of a sequential
+ * or bitmap scan.
+ */
+export function indexOrderedRelations(planJson: string | null | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!planJson) return out;
+  const walk = (node: Record<string, unknown>) => {
+    const type = node['Node Type'];
+    if ((type === 'Index Scan' || type === 'Index Only Scan') && typeof node['Relation Name'] === 'string') out.add(node['Relation Name']);
+    for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  try {
+    for (const top of JSON.parse(planJson) as { Plan: Record<string, unknown> }[]) walk(top.Plan);
+  } catch {
+    return out;
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+/**
+ * Catalog and plan probes a statement's outcome needs beyond its dry run: the CONTEXT of a wait in
+ * a foreign-key check, and the approximation notes that depend on PGlite's plan or catalog.
+ */
+import { indexOrderedRelations } from '../approximations';
+import type { EngineContext } from '../context';
+import { approximate } from '../model/approximate';
+import type { PlanItem } from '../model/facts';
+import type { ParsedStatement } from '../sql';
+import type { Sess } from '../state';
+import { gucCount, gucSql } from './replay';
+
+/**
+ * An UPDATE / DELETE that waits for a row after locking others: PostgreSQL meets its rows in its
+ * plan's order, the simulator in ctid order. Said only when the plan is an ordered index scan.
+ */
+export async function noteLockOrder(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<void> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target) return;
+  if (plan.filter((p) => p.kind === 'row' && p.tuple.relation === cls.target!.relname).length < 2) return;
+  // The session's settings (enable_seqscan, …) choose the plan too; the block undoes them.
+  const r = await eng.ex.run(`BEGIN;\n${gucSql(eng, s)}EXPLAIN (FORMAT JSON) ${st.sql}`);
+  await eng.ex.run('ROLLBACK');
+  const explained = r.error ? undefined : r.results[1 + gucCount(eng, s)]?.rows?.[0]?.[0];
+  if (indexOrderedRelations(explained).has(cls.target.relname)) approximate(eng, s, 'index-order');
+}
+
+/**
+ * A row wait on a table the statement does not name, with one foreign key from a table it does:
+ * the lock is the referential check's (ri_triggers.c), whose query PostgreSQL's CONTEXT shows
+ * after the tuple ("SQL statement "SELECT 1 FROM ONLY … FOR KEY SHARE OF x"").
+ */
+export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const w = s.step?.wait;
+  const cls = st.cls;
+  if (!w?.tuple || !w.context || cls.kind !== 'dml' || cls.relations.includes(w.tuple.relation)) return;
+  const from = cls.relations.flatMap((r) => eng.catalog.filter((c) => c.name === r).map((c) => c.oid));
+  if (!from.length) return;
+  const rows = await eng.ex.must(
+    `SELECT 'SELECT 1 FROM ONLY ' || '"' || pg_catalog.replace(pn.nspname, '"', '""') || '"' || '.' || '"' || pg_catalog.replace(pc.relname, '"', '""') || '"' || ' x WHERE ' ||
+        pg_catalog.string_agg('"' || pg_catalog.replace(pa.attname, '"', '""') || '"' || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') $' || k.i, ' AND ' ORDER BY k.i) ||
+        ' FOR KEY SHARE OF x'
+       FROM pg_catalog.pg_constraint con
+       JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
+       CROSS JOIN LATERAL unnest(con.confkey, con.conpfeqop) WITH ORDINALITY AS k(att, opr, i)
+       JOIN pg_catalog.pg_attribute pa ON pa.attrelid = con.confrelid AND pa.attnum = k.att
+       JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
+       WHERE con.contype = 'f' AND con.confrelid = ${Number(w.tuple.oid)} AND con.conrelid = ANY('{${from.join(',')}}'::oid[])
+       GROUP BY con.oid, pn.nspname, pc.relname`,
+  );
+  // Names always quoted, as ri_triggers.c's quoteOneName does.
+  if (rows.length === 1 && rows[0][0]) w.context += `\nSQL statement "${rows[0][0]}"`;
+}
+
+/** COMMIT of a transaction that changed a table with deferrable constraints or triggers: they do not run again here. */
+export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
+  const rels = new Set<number>();
+  for (const e of s.txn?.log ?? [])
+    if (e.kind === 'image') for (const op of e.ops) if (op.op !== 'advisory') rels.add(op.op === 'insert' ? op.rel : op.target.rel);
+  const candidates = [...rels].filter((oid) => eng.catalog.find((c) => c.oid === oid)?.triggersOrRules);
+  if (!candidates.length) return;
+  const rows = await eng.ex.must(
+    `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[]) LIMIT 1`,
+  );
+  if (rows.length) approximate(eng, s, 'deferred-commit');
+}

@@ -1,0 +1,45 @@
+/**
+ * Fidelity flows (issue 15, item 12): where a step touches something the simulator approximates,
+ * the session pane says so under the step, in the learner's language, and says nothing for a
+ * step that does not.
+ */
+import { assert, norm, waitFor, type FlowContext } from '../harness';
+import type { Flow } from '../flow';
+
+/** Runs SQL in the session's ad-hoc input and returns the text of the scrollback entry it left. */
+async function adHocEntry(ctx: FlowContext, session: string, sql: string): Promise<{ text: string; notes: number }> {
+  const entries = ctx.pane(session).getByTestId('scroll-entry');
+  const before = await entries.count();
+  await ctx.submitAdHoc(session, sql);
+  await waitFor(
+    async () => (await entries.count()) === before + 1 && !(await ctx.busy()),
+    `ad-hoc "${sql}" in ${session} left no entry in its scrollback`,
+  );
+  const entry = entries.nth(before);
+  return { text: norm(await entry.innerText()), notes: await entry.getByTestId('approximation').count() };
+}
+
+const approximationNote: Flow = {
+  name: 'approximation-note',
+  title: 'a temporary table and SERIALIZABLE READ ONLY get the simulator’s note in the pane (en, ru, dark); a plain statement gets none',
+  async run(ctx) {
+    await ctx.openLesson('classic-deadlock', 0);
+    const plain = await adHocEntry(ctx, 'A', 'SELECT 1;');
+    assert(plain.notes === 0, `a plain SELECT got an approximation note: "${plain.text}"`);
+    const temp = await adHocEntry(ctx, 'A', 'CREATE TEMP TABLE scratch (a int);');
+    assert(
+      temp.notes === 1 && /Lockstep: temporary tables are approximated/.test(temp.text),
+      `no note under CREATE TEMP TABLE: "${temp.text}"`,
+    );
+    await ctx.shot('en');
+    await ctx.byTestId('lang-switch').selectOption('ru');
+    const ro = await adHocEntry(ctx, 'B', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY;');
+    assert(ro.notes === 1 && /READ ONLY и DEFERRABLE/.test(ro.text), `no Russian note under BEGIN … READ ONLY: "${ro.text}"`);
+    await ctx.byTestId('theme-toggle').click();
+    await waitFor(async () => (await ctx.page.locator('html').getAttribute('data-theme')) === 'dark', 'dark theme not applied');
+    await ctx.shot('ru-dark');
+    ctx.assertNoConsoleErrors();
+  },
+};
+
+export const FLOWS: Flow[] = [approximationNote];
