@@ -20,6 +20,38 @@ export function groupLogLines(raw: string): string[] {
 
 const PREFIX = /^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+|\d\d:\d\d:\d\d\.\d{3}) \[(\d+)\] /;
 
+/** The time in a log field's prefix (ms; the date part when there is one), or undefined without a prefix. */
+export function logTimeMs(field: string): number | undefined {
+  const m = /^(?:(\d{4}-\d\d-\d\d) )?(\d\d):(\d\d):(\d\d\.\d{3})/.exec(field);
+  if (!m) return undefined;
+  const day = m[1] ? Date.parse(`${m[1]}T00:00:00Z`) : 0;
+  return day + ((Number(m[2]) * 60 + Number(m[3])) * 60 + Number(m[4])) * 1000;
+}
+
+/** Entries written by two backends this close together have no defined order in the log. */
+export const SAME_MOMENT_MS = 20;
+
+/**
+ * `expected` (real PostgreSQL's normalized entries, with the time of each) in the order of
+ * `actual` where the two differ only by adjacent entries of different sessions logged within
+ * SAME_MOMENT_MS of each other: separate backends write to the log independently, so such a
+ * pair may come out either way (a lock_timeout ERROR and the waiter behind it logging
+ * "acquired"). Any other difference is kept, so the comparison still fails on it.
+ */
+export function alignSameMoment(expected: readonly string[], times: readonly (number | undefined)[], actual: readonly string[]): string[] {
+  const out = [...expected];
+  const t = [...times];
+  const session = (f: string) => /^\[([^\]]+)\] /.exec(f)?.[1];
+  for (let i = 0; i + 1 < out.length && i + 1 < actual.length; i++) {
+    if (out[i] === actual[i] || out[i + 1] !== actual[i] || out[i] !== actual[i + 1]) continue;
+    const [a, b] = [t[i], t[i + 1]];
+    if (session(out[i]) === session(out[i + 1]) || a === undefined || b === undefined || Math.abs(a - b) > SAME_MOMENT_MS) continue;
+    [out[i], out[i + 1]] = [out[i + 1], out[i]];
+    [t[i], t[i + 1]] = [t[i + 1], t[i]];
+  }
+  return out;
+}
+
 /** The pid of a log field's prefix, or undefined for a line without one. */
 export function logPid(field: string): number | undefined {
   const m = PREFIX.exec(field);
@@ -66,6 +98,8 @@ export class LoggingPgDriver implements SessionDriver {
   private url = '';
   /** The last permutation's log fields (its sessions only), normalized. */
   last: { fields: string[]; waitsMs: number[] } = { fields: [], waitsMs: [] };
+  /** When the server wrote each of `last.fields` (ms, from the line prefix). */
+  lastTimes: (number | undefined)[] = [];
   /** The last permutation's log as the server wrote it (every backend's lines, prefixes kept). */
   lastRaw = '';
 
@@ -104,6 +138,7 @@ export class LoggingPgDriver implements SessionDriver {
     const fields = groupLogLines(this.raw.slice(this.mark)).filter((f) => pids.has(logPid(f) ?? -1));
     const relNames = await this.relationNames(fields);
     this.last = normalizeLog(fields, pids, relNames);
+    this.lastTimes = fields.map(logTimeMs);
     return this.inner.end(spec);
   }
 
