@@ -161,6 +161,8 @@ describe('real PostgreSQL 18 through the isolationtester algorithm', () => {
         detail:
           'Process s1 waits for ShareLock on transaction ?; blocked by process s2.\n' +
           'Process s2 waits for ShareLock on transaction ?; blocked by process s1.',
+        // The driver reports the error's CONTEXT too: the row the victim was updating when it was chosen.
+        context: 'while updating tuple (0,2) in relation "accounts"',
         completedAfterStep: 's2b',
       },
       { step: 's2b', session: 's2', outcome: 'ok', commands: ['UPDATE 1'], completedAfterStep: 's2b' },

@@ -33,21 +33,35 @@ export const SAME_MOMENT_MS = 20;
 
 /**
  * `expected` (real PostgreSQL's normalized entries, with the time of each) in the order of
- * `actual` where the two differ only by adjacent entries of different sessions logged within
- * SAME_MOMENT_MS of each other: separate backends write to the log independently, so such a
- * pair may come out either way (a lock_timeout ERROR and the waiter behind it logging
- * "acquired"). Any other difference is kept, so the comparison still fails on it.
+ * `actual` where the two differ only by two adjacent runs of entries of different sessions (an
+ * entry and its STATEMENT line form one run) logged within SAME_MOMENT_MS of each other:
+ * separate backends write to the log independently, so such runs may come out either way (a
+ * lock_timeout ERROR and the waiter behind it logging "acquired"). Any other difference is
+ * kept, so the comparison still fails on it.
  */
 export function alignSameMoment(expected: readonly string[], times: readonly (number | undefined)[], actual: readonly string[]): string[] {
   const out = [...expected];
   const t = [...times];
   const session = (f: string) => /^\[([^\]]+)\] /.exec(f)?.[1];
-  for (let i = 0; i + 1 < out.length && i + 1 < actual.length; i++) {
-    if (out[i] === actual[i] || out[i + 1] !== actual[i] || out[i] !== actual[i + 1]) continue;
-    const [a, b] = [t[i], t[i + 1]];
-    if (session(out[i]) === session(out[i + 1]) || a === undefined || b === undefined || Math.abs(a - b) > SAME_MOMENT_MS) continue;
-    [out[i], out[i + 1]] = [out[i + 1], out[i]];
-    [t[i], t[i + 1]] = [t[i + 1], t[i]];
+  /** The end (exclusive) of the run of one session's entries that starts at `from`. */
+  const runEnd = (from: number) => {
+    let k = from + 1;
+    while (k < out.length && session(out[k]) === session(out[from])) k++;
+    return k;
+  };
+  for (let p = 0; p < out.length && p < actual.length; p++) {
+    if (out[p] === actual[p]) continue;
+    const a = runEnd(p);
+    if (a >= out.length || session(out[a]) === undefined || session(out[p]) === undefined) break;
+    const b = runEnd(a);
+    const swapped = [...out.slice(a, b), ...out.slice(p, a)];
+    const times = [...t.slice(p, b)];
+    const close =
+      times.every((x) => x !== undefined) && Math.max(...(times as number[])) - Math.min(...(times as number[])) <= SAME_MOMENT_MS;
+    if (!close || swapped.some((f, k) => f !== actual[p + k])) break;
+    out.splice(p, b - p, ...swapped);
+    t.splice(p, b - p, ...[...t.slice(a, b), ...t.slice(p, a)]);
+    p = b - 1;
   }
   return out;
 }
