@@ -26,46 +26,31 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
 };
 
-/** Whether the statement creates a temporary table (CREATE TEMP TABLE, CREATE TEMP TABLE … AS). */
-export function createsTempTable(sql: string): boolean {
+/** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */
+function treeHas(sql: string, test: (node: Record<string, unknown>) => boolean): boolean {
   let tree: unknown;
   try {
     tree = parseSync(sql);
   } catch {
     return false;
   }
-  let found = false;
-  const visit = (n: unknown): void => {
-    if (found || !n || typeof n !== 'object') return;
-    const o = n as Record<string, unknown>;
-    if (o.relpersistence === 't') found = true;
-    for (const v of Object.values(o)) visit(v);
-  };
-  visit(tree);
-  return found;
+  const visit = (n: unknown): boolean =>
+    !!n && typeof n === 'object' && (test(n as Record<string, unknown>) || Object.values(n).some(visit));
+  return visit(tree);
+}
+
+/** Whether the statement creates a temporary table (CREATE TEMP TABLE, CREATE TEMP TABLE … AS). */
+export function createsTempTable(sql: string): boolean {
+  return treeHas(sql, (o) => o.relpersistence === 't');
 }
 
 /** Whether a BEGIN / SET TRANSACTION asks for READ ONLY or DEFERRABLE. */
 export function asksReadOnlyOrDeferrable(sql: string): boolean {
-  let tree: unknown;
-  try {
-    tree = parseSync(sql);
-  } catch {
-    return false;
-  }
-  let found = false;
-  const visit = (n: unknown): void => {
-    if (found || !n || typeof n !== 'object') return;
-    const o = n as Record<string, unknown>;
-    if (
-      (o.defname === 'transaction_read_only' || o.defname === 'transaction_deferrable') &&
-      JSON.stringify(o.arg ?? '').includes('"ival":1')
-    )
-      found = true;
-    for (const v of Object.values(o)) visit(v);
-  };
-  visit(tree);
-  return found;
+  return treeHas(
+    sql,
+    (o) =>
+      (o.defname === 'transaction_read_only' || o.defname === 'transaction_deferrable') && JSON.stringify(o.arg ?? '').includes('"ival":1'),
+  );
 }
 
 /**
