@@ -13,6 +13,7 @@ import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from '.
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { foreignKeyContext, noteLockOrder } from './pg/probes';
+import { functionWaitContext } from './pg/functionContext';
 import { exportStatementSnapshot } from './pg/replay';
 import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
@@ -252,6 +253,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && !rowWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
+  if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
   // wait. A relation lock is waited for before the statement takes its snapshot.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {

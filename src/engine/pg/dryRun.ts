@@ -38,7 +38,14 @@ function newRun(): DryRunContext {
 }
 
 /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
-export async function dryRun(eng: EngineContext, s: Sess, st: ParsedStatement, stageOthers = false, triggersOff = false): Promise<DryRun> {
+export async function dryRun(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  stageOthers = false,
+  triggersOff = false,
+  prelude?: { sql: string; count: number },
+): Promise<DryRun> {
   const staged: string[] = [];
   if (stageOthers) {
     for (const o of eng.sessions.values()) {
@@ -57,14 +64,23 @@ export async function dryRun(eng: EngineContext, s: Sess, st: ParsedStatement, s
     }
   }
   try {
-    return await dryRunInner(eng, s, st, triggersOff);
+    return await dryRunInner(eng, s, st, triggersOff, prelude);
   } finally {
     for (const g of staged) await eng.ex.run(`ROLLBACK PREPARED '${g}'`);
   }
 }
 
-/** `triggersOff`: the statement runs with session_replication_role = replica (after the replay, which sets it itself). */
-export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStatement, triggersOff = false): Promise<DryRun> {
+/**
+ * `triggersOff`: the statement runs with session_replication_role = replica (after the replay,
+ * which sets it itself). `prelude`: statements run after the replay, before the statement (a probe's objects).
+ */
+export async function dryRunInner(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  triggersOff = false,
+  prelude?: { sql: string; count: number },
+): Promise<DryRun> {
   const run = newRun();
   const txn = s.txn!;
   const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
@@ -74,6 +90,10 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
   if (triggersOff) {
     shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
     shadow.count++;
+  }
+  if (prelude) {
+    shadow.sql = `${prelude.sql}${shadow.sql}`;
+    shadow.count += prelude.count;
   }
   // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
   // transaction holds no lock the sample reads before the statement runs: it is not taken.

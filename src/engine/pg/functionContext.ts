@@ -1,0 +1,87 @@
+/**
+ * The CONTEXT of a row wait inside a trigger or function. PostgreSQL's error context callbacks
+ * stack up while a PL/pgSQL function runs a statement: XactLockTableWait's "while updating
+ * tuple …", then the statement the function ran (`SQL statement "UPDATE …"`), then the
+ * function's line (`PL/pgSQL function bump() line 3 at SQL statement`), and so on up to the
+ * top-level statement. The dry run finds the row lock from the tuple headers, not from where it
+ * was taken; this probe learns where by letting PGlite raise an error at that very row: a dry run
+ * with a BEFORE ROW trigger on the row's table that fails when the statement reaches the row.
+ * The error's CONTEXT, past the probe's own line, is the stack PostgreSQL shows at the lock.
+ */
+import type { EngineContext } from '../context';
+import { xactWaitContext } from '../model/messages';
+import type { TupleId } from '../model/rowlocks';
+import type { ParsedStatement } from '../sql';
+import type { Sess } from '../state';
+import { restoreSequences, sequenceStates } from './catalog';
+import { dryRun } from './dryRun';
+import { INTERNAL_SCHEMA } from './names';
+import { ident } from './replay';
+
+/** The probe's SQLSTATE: no PostgreSQL error has it. */
+const PROBE_SQLSTATE = 'LSWPR';
+const PROBE_FUNCTION = `${INTERNAL_SCHEMA}.wait_probe`;
+/** Sorts before any name a user writes, so the probe fires first, as the row lock comes before every BEFORE trigger (GetTupleForTrigger). */
+const PROBE_TRIGGER = '" lockstep_wait_probe"';
+
+/** User-written functions (triggers, functions called from the statement): without them a lock is always the statement's own. */
+const USER_FUNCTIONS_SQL = `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+  JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+  WHERE l.lanname NOT IN ('c', 'internal') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '${INTERNAL_SCHEMA}', 'lockstep_shadow') LIMIT 1`;
+
+/**
+ * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
+ * the row's table, matching the row by position and contents (OLD has no ctid in PL/pgSQL).
+ */
+export function probeSql(tuple: TupleId): { sql: string; count: number } {
+  const rel = ident(tuple.relation);
+  const ctid = `(${tuple.block},${tuple.offset})`;
+  const sql = `CREATE FUNCTION ${PROBE_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
+DECLARE hit boolean;
+BEGIN
+  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = TG_OP; END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $lockstep$;
+CREATE TRIGGER ${PROBE_TRIGGER} BEFORE UPDATE OR DELETE ON ${rel} FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}('${ctid}');
+ALTER TABLE ${rel} ENABLE ALWAYS TRIGGER ${PROBE_TRIGGER};
+`;
+  return { sql, count: 3 };
+}
+
+/**
+ * The stack of a probe's error past the probe's own frame, with the operation the function did
+ * to the row (the probe's message is TG_OP); undefined when the error is not the probe's.
+ */
+export function probeStack(
+  error: { sqlstate: string; message: string; context?: string } | undefined,
+): { op: string; stack: string } | undefined {
+  if (error?.sqlstate !== PROBE_SQLSTATE) return undefined;
+  const lines = (error.context ?? '').split('\n');
+  const own = lines.findIndex((l) => l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}(`));
+  return { op: error.message, stack: lines.slice(own + 1).join('\n') };
+}
+
+/**
+ * A statement waiting for a row: when a function the statement ran took that row lock, the
+ * wait's CONTEXT becomes PostgreSQL's (the operation the function did, then its stack).
+ */
+export async function functionWaitContext(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const w = s.step?.wait;
+  if (!w) return;
+  const t = w.tag;
+  const tuple: TupleId | undefined =
+    w.tuple ?? (t.type === 'tuple' ? { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset } : undefined);
+  if (!tuple) return;
+  if (!(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
+  // nextval is not transactional: the probe gives back what its run took.
+  const seqs = await sequenceStates(eng);
+  const probe = await dryRun(eng, s, st, false, false, probeSql(tuple));
+  await restoreSequences(eng, seqs);
+  const found = probeStack(probe.raw.error);
+  if (!found?.stack) return;
+  // A wait for the heavyweight tuple lock has no XactLockTableWait line of its own.
+  const verb = found.op === 'DELETE' ? 'delete' : 'update';
+  const head = t.type === 'transactionid' ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined;
+  w.context = head ? `${head}\n${found.stack}` : found.stack;
+}
