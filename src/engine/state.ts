@@ -103,6 +103,11 @@ export interface RunningStep {
   epq?: { oid: number; ctids: string[]; horizon?: number };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;
+  /**
+   * The sequence states before the run that formed the current statement's rows and then waited
+   * on a duplicate key: PostgreSQL inserts the rows it formed (their values) after the wait.
+   */
+  keyFormed?: string[];
   /** Where this step touched something the simulator approximates (approximations.ts). */
   approximations?: ApproximationTopic[];
   done: boolean;

@@ -153,9 +153,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     const kept = usesStatementSnapshot(s.txn!.isolation, step.stmtSnapshot) ? step.stmtSnapshot : undefined;
     // The rows were formed before the row wait: the re-run under the snapshot forms the same
     // ones, with the same sequence values, and consumes nothing more.
-    if (kept?.formed) await restoreSequences(eng, kept.formed);
+    // So were the rows of an INSERT that waited on a duplicate key, at any isolation level.
+    const formed = kept?.formed ?? step.keyFormed;
+    if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
-    if (kept?.formed) await restoreSequences(eng, seqs);
+    if (formed) await restoreSequences(eng, seqs);
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
       // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
@@ -178,8 +180,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       currentXid(eng, s);
       const outcome = waitOnXid(eng, s, wait.session, wait.xid, undefined, 'insert');
       // The new row, with its sequence values, is formed before the unique check waits; after the
-      // wait PostgreSQL inserts that same row: the re-run takes the values again.
-      if (outcome === 'wait') await restoreSequences(eng, seqs);
+      // wait PostgreSQL inserts that same row: the values stay taken, and the re-run forms them again.
+      if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
       return outcome;
     }
     // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
@@ -245,12 +247,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   outcome ??= walkPlan(eng, s, st, dry);
   // A wait for a lock taken before the statement reaches its rows (a relation lock, an advisory
-  // lock in the WHERE clause) comes before any nextval of theirs, and a duplicate key's wait
-  // keeps the row it formed for after the wait: either way the re-run takes the values again, so
-  // give back what the dry run took. A wait for a row comes after the row's new values were
-  // computed, and EvalPlanQual computes them again: PostgreSQL consumes both.
+  // lock in the WHERE clause) comes before any nextval of theirs: give back what the dry run
+  // took. A wait for a row comes after the row's new values were computed, and EvalPlanQual
+  // computes them again: PostgreSQL consumes both. A duplicate key's wait keeps the row it
+  // formed for after the wait: the values stay taken and the re-run forms the same ones.
   const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
-  if (outcome === 'wait' && !rowWait) await restoreSequences(eng, seqs);
+  const keyWait = step.wait?.tag.type === 'transactionid' && step.wait.tuple === undefined;
+  if (outcome === 'wait' && keyWait) step.keyFormed ??= seqs ?? undefined;
+  if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
@@ -278,6 +282,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome !== 'ok') return outcome;
   step.epq = undefined;
   step.stmtSnapshot = undefined;
+  step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.
   const txn = s.txn!;
   if (sx && dry.ssi?.writes.length) {
