@@ -108,6 +108,11 @@ export interface RunningStep {
    * on a duplicate key: PostgreSQL inserts the rows it formed (their values) after the wait.
    */
   keyFormed?: string[];
+  /**
+   * REPEATABLE READ / SERIALIZABLE: the row the current statement waited for, and the CONTEXT of
+   * a failure to lock it (the wait's, past its XactLockTableWait line): pg/rowChanged.ts.
+   */
+  xactRowWait?: { tuple: TupleId; context?: string };
   /** Where this step touched something the simulator approximates (approximations.ts). */
   approximations?: ApproximationTopic[];
   done: boolean;

@@ -14,6 +14,7 @@ import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { foreignKeyContext, noteLockOrder } from './pg/probes';
 import { functionWaitContext } from './pg/functionContext';
+import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot } from './pg/replay';
 import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
@@ -173,6 +174,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
+  // A transaction snapshot after a row wait: a row the holder updated or deleted fails the lock.
+  const waited = step.xactRowWait;
+  step.xactRowWait = undefined;
+  if (waited && dry.raw.error?.sqlstate !== '40001' && (await rowChangedByCommit(eng, waited.tuple))) {
+    step.error = PG.concurrentUpdate(waited.context);
+    keepSessionAdvisory(eng, s, dry.sessionAdvisory);
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
   if (dry.raw.error) {
     // A duplicate key whose committed owner is being deleted by an open transaction: PostgreSQL waits for it.
     const wait = dry.raw.error.sqlstate === '23505' ? await keyBlocker(eng, s, dry.raw.error) : undefined;
@@ -258,6 +268,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
+  if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
+    const context = step.wait.context?.split('\n').slice(1).join('\n');
+    step.xactRowWait = { tuple: step.wait.tuple, ...(context ? { context } : {}) };
+  }
   // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
   // wait. A relation lock is waited for before the statement takes its snapshot.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {

@@ -24,6 +24,8 @@ export const PG = {
     }),
   lockTimeout: (context?: string) => err('55P03', 'canceling statement due to lock timeout', context ? { context } : {}),
   statementTimeout: (context?: string) => err('57014', 'canceling statement due to statement timeout', context ? { context } : {}),
+  /** heap_lock_tuple after a wait for a transaction that updated or deleted the row, under a transaction snapshot (nodeLockRows.c). */
+  concurrentUpdate: (context?: string) => err('40001', 'could not serialize access due to concurrent update', context ? { context } : {}),
   userCancel: () => err('57014', 'canceling statement due to user request'),
   idleInTransactionTimeout: (): PgMessage => ({
     severity: 'FATAL',

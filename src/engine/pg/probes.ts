@@ -34,19 +34,28 @@ export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedS
   const w = s.step?.wait;
   const cls = st.cls;
   if (!w?.tuple || !w.context || cls.kind !== 'dml' || cls.relations.includes(w.tuple.relation)) return;
-  const from = cls.relations.flatMap((r) => eng.catalog.filter((c) => c.name === r).map((c) => c.oid));
+  // eng.relations knows partitioned tables too (they have no storage, so no catalog entry).
+  const from = cls.relations.flatMap((r) => [...eng.relations].filter(([, i]) => !i.isIndex && i.name === r).map(([oid]) => oid));
   if (!from.length) return;
+  // A partitioned referenced table is queried without ONLY, at its root (ri_triggers.c's pk_only);
+  // the row is in a partition, and the referencing side's partitions have their own constraints.
   const rows = await eng.ex.must(
-    `SELECT 'SELECT 1 FROM ONLY ' || '"' || pg_catalog.replace(pn.nspname, '"', '""') || '"' || '.' || '"' || pg_catalog.replace(pc.relname, '"', '""') || '"' || ' x WHERE ' ||
+    `SELECT DISTINCT q FROM (SELECT 'SELECT 1 FROM ' || CASE WHEN pc.relkind = 'p' THEN '' ELSE 'ONLY ' END || '"' || pg_catalog.replace(pn.nspname, '"', '""') || '"' || '.' || '"' || pg_catalog.replace(pc.relname, '"', '""') || '"' || ' x WHERE ' ||
         pg_catalog.string_agg('"' || pg_catalog.replace(pa.attname, '"', '""') || '"' || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') $' || k.i, ' AND ' ORDER BY k.i) ||
-        ' FOR KEY SHARE OF x'
+        ' FOR KEY SHARE OF x' AS q
        FROM pg_catalog.pg_constraint con
        JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
        CROSS JOIN LATERAL unnest(con.confkey, con.conpfeqop) WITH ORDINALITY AS k(att, opr, i)
        JOIN pg_catalog.pg_attribute pa ON pa.attrelid = con.confrelid AND pa.attnum = k.att
        JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
-       WHERE con.contype = 'f' AND con.confrelid = ${Number(w.tuple.oid)} AND con.conrelid = ANY('{${from.join(',')}}'::oid[])
-       GROUP BY con.oid, pn.nspname, pc.relname`,
+       WHERE con.contype = 'f'
+         -- (the partition functions return no rows for a table that is not partitioned)
+         AND (con.confrelid = ${Number(w.tuple.oid)} OR con.confrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors(${Number(w.tuple.oid)})))
+         AND (con.conrelid = ANY('{${from.join(',')}}'::oid[])
+           OR con.conrelid IN (SELECT t.relid FROM unnest('{${from.join(',')}}'::oid[]) AS f(oid), LATERAL pg_catalog.pg_partition_tree(f.oid) AS t))
+         -- a clone for a referenced partition (same referencing table as its parent) is not the one checked
+         AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint par WHERE par.oid = con.conparentid AND par.conrelid = con.conrelid)
+       GROUP BY con.oid, pn.nspname, pc.relname, pc.relkind) AS checks`,
   );
   // Names always quoted, as ri_triggers.c's quoteOneName does.
   if (rows.length === 1 && rows[0][0]) w.context += `\nSQL statement "${rows[0][0]}"`;
