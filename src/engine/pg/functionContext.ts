@@ -24,10 +24,14 @@ const PROBE_FUNCTION = `${INTERNAL_SCHEMA}.wait_probe`;
 /** Sorts before any name a user writes, so the probe fires first, as the row lock comes before every BEFORE trigger (GetTupleForTrigger). */
 const PROBE_TRIGGER = '" lockstep_wait_probe"';
 
-/** User-written functions (triggers, functions called from the statement): without them a lock is always the statement's own. */
+/**
+ * User-written functions (triggers, functions called from the statement): without them a lock on
+ * a table the statement names is its own. The engine's schemas (lockstep, lockstep_sim, …) do not count.
+ */
 const USER_FUNCTIONS_SQL = `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
   JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-  WHERE l.lanname NOT IN ('c', 'internal') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '${INTERNAL_SCHEMA}', 'lockstep_shadow') LIMIT 1`;
+  WHERE l.lanname NOT IN ('c', 'internal') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+    AND n.nspname NOT LIKE '${INTERNAL_SCHEMA}%' LIMIT 1`;
 
 /**
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
@@ -73,7 +77,10 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   const tuple: TupleId | undefined =
     w.tuple ?? (t.type === 'tuple' ? { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset } : undefined);
   if (!tuple) return;
-  if (!(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
+  // A table the statement does not name is reached through a trigger: a user's, or a foreign
+  // key's cascade (ri_triggers.c runs its DELETE / UPDATE through SPI as well).
+  const named = st.cls.kind === 'dml' && st.cls.relations.includes(tuple.relation);
+  if (named && !(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
   // nextval is not transactional: the probe gives back what its run took.
   const seqs = await sequenceStates(eng);
   const probe = await dryRun(eng, s, st, false, false, probeSql(tuple));
