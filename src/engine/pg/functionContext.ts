@@ -9,10 +9,12 @@
  * The error's CONTEXT, past the probe's own line, is the stack PostgreSQL shows at the lock.
  */
 import type { EngineContext } from '../context';
+import { EngineInternalError } from '../errors';
 import { xactWaitContext } from '../model/messages';
 import type { TupleId } from '../model/rowlocks';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
+import type { PgMessage } from '../types';
 import { restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
@@ -83,9 +85,16 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   if (named && !(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
   // nextval is not transactional: the probe gives back what its run took.
   const seqs = await sequenceStates(eng);
-  const probe = await dryRun(eng, s, st, false, false, probeSql(tuple));
-  await restoreSequences(eng, seqs);
-  const found = probeStack(probe.raw.error);
+  let error: PgMessage | undefined;
+  try {
+    error = (await dryRun(eng, s, st, false, false, probeSql(tuple))).raw.error;
+  } catch (e) {
+    // The probe's objects could not be made (a READ ONLY transaction): the tuple alone is named.
+    if (!(e instanceof EngineInternalError)) throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  const found = probeStack(error);
   if (!found?.stack) return;
   // A wait for the heavyweight tuple lock has no XactLockTableWait line of its own.
   const verb = found.op === 'DELETE' ? 'delete' : 'update';
