@@ -18,6 +18,7 @@ import type { PgMessage } from '../types';
 import { restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
+import { riCheckQuery } from './probes';
 import { ident } from './replay';
 
 /** The probe's SQLSTATE: no PostgreSQL error has it. */
@@ -51,8 +52,39 @@ BEGIN
 END $lockstep$;
 CREATE TRIGGER ${PROBE_TRIGGER} BEFORE UPDATE OR DELETE ON ${rel} FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}('${ctid}');
 ALTER TABLE ${rel} ENABLE ALWAYS TRIGGER ${PROBE_TRIGGER};
+CREATE FUNCTION ${PROBE_FUNCTION}_fk() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
+DECLARE parent jsonb; hit boolean;
+BEGIN
+  -- An UPDATE that keeps the referencing columns runs no check (RI_FKey_fk_upd_check_required).
+  IF TG_OP = 'UPDATE' AND (SELECT pg_catalog.bool_and(pg_catalog.to_jsonb(NEW) -> f IS NOT DISTINCT FROM pg_catalog.to_jsonb(OLD) -> f)
+                           FROM unnest(TG_ARGV[2]::text[]) AS f) THEN
+    RETURN NEW;
+  END IF;
+  EXECUTE pg_catalog.format('SELECT pg_catalog.to_jsonb(p) FROM ONLY %s p WHERE p.ctid = %L::tid', TG_ARGV[0], TG_ARGV[1]) INTO parent;
+  SELECT pg_catalog.bool_and(pg_catalog.to_jsonb(NEW) -> u.f = parent -> u.r) INTO hit FROM unnest(TG_ARGV[2]::text[], TG_ARGV[3]::text[]) AS u(f, r);
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = 'FK ' || TG_RELID::oid::text; END IF;
+  RETURN NEW;
+END $lockstep$;
+DO $lockstep$
+DECLARE c record;
+BEGIN
+  FOR c IN
+    SELECT con.oid, con.conrelid::regclass AS rel,
+      ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY AS k(n, i)
+            JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i) AS fk,
+      ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY AS k(n, i)
+            JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i) AS ref
+    FROM pg_catalog.pg_constraint con JOIN pg_catalog.pg_class r ON r.oid = con.conrelid
+    WHERE con.contype = 'f' AND r.relkind = 'r'
+      AND (con.confrelid = ${Number(tuple.oid)} OR con.confrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors(${Number(tuple.oid)})))
+  LOOP
+    EXECUTE pg_catalog.format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}_fk(%L, %L, %L, %L)',
+      ' lockstep_wait_probe_' || c.oid, c.rel, '${Number(tuple.oid)}'::regclass::text, '${ctid}', c.fk, c.ref);
+    EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', c.rel, ' lockstep_wait_probe_' || c.oid);
+  END LOOP;
+END $lockstep$;
 `;
-  return { sql, count: 3 };
+  return { sql, count: 5 };
 }
 
 /**
@@ -64,7 +96,9 @@ export function probeStack(
 ): { op: string; stack: string } | undefined {
   if (error?.sqlstate !== PROBE_SQLSTATE) return undefined;
   const lines = (error.context ?? '').split('\n');
-  const own = lines.findIndex((l) => l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}(`));
+  const own = lines.findIndex(
+    (l) => l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}(`) || l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}_fk(`),
+  );
   return { op: error.message, stack: lines.slice(own + 1).join('\n') };
 }
 
@@ -96,6 +130,13 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   }
   const found = probeStack(error);
   if (!found?.stack) return;
+  if (found.op.startsWith('FK ')) {
+    // The check of a row the function's statement wrote: the check's query, then that statement's stack.
+    const query = w.tuple ? await riCheckQuery(eng, tuple.oid, [Number(found.op.slice(3))]) : undefined;
+    if (query)
+      w.context = `${xactWaitContext('lock', tuple.block, tuple.offset, tuple.relation)}\nSQL statement "${query}"\n${found.stack}`;
+    return;
+  }
   // A wait for the heavyweight tuple lock has no XactLockTableWait line of its own.
   const verb = found.op === 'DELETE' ? 'delete' : 'update';
   const head = t.type === 'transactionid' ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined;

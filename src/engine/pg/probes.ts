@@ -37,6 +37,15 @@ export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedS
   // eng.relations knows partitioned tables too (they have no storage, so no catalog entry).
   const from = cls.relations.flatMap((r) => [...eng.relations].filter(([, i]) => !i.isIndex && i.name === r).map(([oid]) => oid));
   if (!from.length) return;
+  const query = await riCheckQuery(eng, w.tuple.oid, from);
+  if (query) w.context += `\nSQL statement "${query}"`;
+}
+
+/**
+ * The query ri_triggers.c runs to check a row of one of `from` (or of their partitions) against
+ * the referenced table holding `parentOid`'s rows: undefined unless exactly one such check exists.
+ */
+export async function riCheckQuery(eng: EngineContext, parentOid: number, from: number[]): Promise<string | undefined> {
   // A partitioned referenced table is queried without ONLY, at its root (ri_triggers.c's pk_only);
   // the row is in a partition, and the referencing side's partitions have their own constraints.
   const rows = await eng.ex.must(
@@ -50,7 +59,7 @@ export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedS
        JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
        WHERE con.contype = 'f'
          -- (the partition functions return no rows for a table that is not partitioned)
-         AND (con.confrelid = ${Number(w.tuple.oid)} OR con.confrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors(${Number(w.tuple.oid)})))
+         AND (con.confrelid = ${Number(parentOid)} OR con.confrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors(${Number(parentOid)})))
          AND (con.conrelid = ANY('{${from.join(',')}}'::oid[])
            OR con.conrelid IN (SELECT t.relid FROM unnest('{${from.join(',')}}'::oid[]) AS f(oid), LATERAL pg_catalog.pg_partition_tree(f.oid) AS t))
          -- a clone for a referenced partition (same referencing table as its parent) is not the one checked
@@ -58,7 +67,7 @@ export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedS
        GROUP BY con.oid, pn.nspname, pc.relname, pc.relkind) AS checks`,
   );
   // Names always quoted, as ri_triggers.c's quoteOneName does.
-  if (rows.length === 1 && rows[0][0]) w.context += `\nSQL statement "${rows[0][0]}"`;
+  return rows.length === 1 && rows[0][0] ? rows[0][0] : undefined;
 }
 
 /** COMMIT of a transaction that changed a table with deferrable constraints or triggers: they do not run again here. */
