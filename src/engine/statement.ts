@@ -1,6 +1,7 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
 import { restrictCte, restrictToTuples } from './epq';
+import { mainQueryOf } from './mainQuery';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
@@ -19,7 +20,7 @@ import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
 import { execTxnControl } from './transaction';
-import type { IsolationLevel, PgMessage } from './types';
+import type { IsolationLevel, PgMessage, RawResult } from './types';
 
 /** Executes one statement; 'ok' moves to the next one. */
 export async function execStatement(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
@@ -162,6 +163,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       st = epqStatement(eng, s, original);
       dry = await dryRun(eng, s, st);
     }
+    // Formed with a new snapshot, the rows of the main query are read again under the kept one.
+    const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
+    if (reads) dry.raw.results = reads;
   } catch (e) {
     if (!(e instanceof EngineInternalError)) throw e;
     step.error = PG.engine(e.message);
@@ -328,6 +332,30 @@ export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: Parsed
   const probe = await dryRun(eng, s, st, false, true);
   if (probe.raw.error || !hasRowConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe);
+}
+
+/**
+ * After an EvalPlanQual re-run with a new snapshot: the rows the statement's main query returns,
+ * read under the snapshot the statement kept (mainQuery.ts), as PostgreSQL's main query reads
+ * them. Undefined when the statement runs under its own snapshot, or its main query cannot be
+ * separated from the rows formed from the newest versions.
+ */
+async function mainQueryReads(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<RawResult['results'] | undefined> {
+  const snap = s.step?.stmtSnapshot;
+  if (s.txn?.isolation !== 'read committed' || !snap?.fresh) return undefined;
+  const sql = mainQueryOf(st.sql);
+  const main = sql === null ? undefined : parseStatements(sql)[0];
+  if (!main) return undefined;
+  // The main query ran once, in the re-run: whatever sequence values it takes here are given back.
+  const seqs = await sequenceStates(eng);
+  snap.fresh = false;
+  try {
+    const r = await dryRun(eng, s, main);
+    return r.raw.error ? undefined : r.raw.results;
+  } finally {
+    snap.fresh = true;
+    await restoreSequences(eng, seqs);
+  }
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
