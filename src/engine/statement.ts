@@ -6,7 +6,7 @@ import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
 import { PG } from './model/messages';
-import { hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
+import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
@@ -204,7 +204,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       !s.txn.sx &&
       st.cls.kind === 'dml' &&
       st.cls.waitPolicy === 'block' &&
-      (st.cls.verb === 'delete' || st.cls.verb === 'update')
+      (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
       const first = await lockBeforeTriggers(eng, s, st);
       if (first !== 'ok') return first;
@@ -323,14 +323,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
 }
 
 /**
- * The row locks a statement takes before its foreign-key triggers run: a dry run with the
- * triggers off (session_replication_role = replica) finds them. 'ok' when none conflicts (the
- * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and
- * runs again, triggers and all, once they are granted.
+ * The locks a statement takes before its foreign-key triggers run (its rows, and the relation and
+ * advisory locks of its scan): a dry run with the triggers off (session_replication_role =
+ * replica) finds them. 'ok' when none conflicts (the trigger's error is reported at once);
+ * otherwise the statement waits (or fails) on them, and runs again, triggers and all, once they
+ * are granted: the trigger's check then takes a new snapshot, as READ COMMITTED's does.
  */
 export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
   const probe = await dryRun(eng, s, st, false, true);
-  if (probe.raw.error || !hasRowConflicts(eng, s, probe.plan)) return 'ok';
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe);
 }
 
