@@ -10,7 +10,8 @@
 import { parseSync } from 'libpg-query';
 
 /** One approximation a statement can touch. */
-export type ApproximationTopic = 'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only';
+export type ApproximationTopic =
+  'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only' | 'fk-wait-rerun';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -24,6 +25,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
   'serializable-read-only':
     'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+  'fk-wait-rerun':
+    'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
 };
 
 /** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */

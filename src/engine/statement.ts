@@ -207,6 +207,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
       const first = await lockBeforeTriggers(eng, s, st);
+      // After the wait the whole statement reads with a new snapshot, not only its check.
+      if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
     }
     step.notices.push(...dry.raw.notices);

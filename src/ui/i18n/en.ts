@@ -834,6 +834,9 @@ export const en = {
       'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
     'serializable-read-only':
       'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+    // snapshot: a foreign-key check that waited first
+    'fk-wait-rerun':
+      'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
