@@ -25,7 +25,8 @@ async function engine(): Promise<Engine> {
     INSERT INTO other VALUES (1);
     CREATE TABLE p (id int PRIMARY KEY);
     CREATE TABLE c (pid int REFERENCES p DEFERRABLE INITIALLY DEFERRED);
-    CREATE TABLE kid (pid int REFERENCES p);`);
+    CREATE TABLE kid (pid int REFERENCES p);
+    CREATE FUNCTION others() RETURNS bigint VOLATILE LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT count(*) FROM other); END $$;`);
   expect(r.error).toBeUndefined();
   return e;
 }
@@ -90,6 +91,18 @@ describe('approximation notes', () => {
         .sessions.find((x) => x.name === 's2')!
         .history!.at(-1)!.error,
     ).toBeUndefined();
+  });
+
+  it('a re-run under the kept snapshot that calls a querying function is noted; a built-in call is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; SELECT pg_advisory_xact_lock(8)');
+    expect(await e.submit('s2', 'SELECT count(*) FROM other WHERE pg_advisory_xact_lock(8) IS NOT NULL')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; SELECT pg_advisory_xact_lock(8)');
+    expect(await e.submit('s2', 'SELECT others() WHERE pg_advisory_xact_lock(8) IS NOT NULL')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['function-snapshot']);
   });
 
   it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {

@@ -10,7 +10,8 @@ import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { foreignKeyContext, noteLockOrder } from './pg/probes';
@@ -166,6 +167,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
     if (reads) dry.raw.results = reads;
+    // A function's own queries in a re-run under the kept snapshot read under it too.
+    if (kept && !kept.fresh && (await callsQueryingFunction(eng, calledFunctionNames(original.sql))))
+      approximate(eng, s, 'function-snapshot');
   } catch (e) {
     if (!(e instanceof EngineInternalError)) throw e;
     step.error = PG.engine(e.message);
