@@ -207,7 +207,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       s.txn &&
       !s.txn.sx &&
       st.cls.kind === 'dml' &&
-      st.cls.waitPolicy === 'block' &&
+      st.cls.waitPolicy !== 'skip' &&
       (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
       const first = await lockBeforeTriggers(eng, s, st);
