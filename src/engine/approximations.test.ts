@@ -24,7 +24,9 @@ async function engine(): Promise<Engine> {
     CREATE TABLE other (id int);
     INSERT INTO other VALUES (1);
     CREATE TABLE p (id int PRIMARY KEY);
-    CREATE TABLE c (pid int REFERENCES p DEFERRABLE INITIALLY DEFERRED);`);
+    CREATE TABLE c (pid int REFERENCES p DEFERRABLE INITIALLY DEFERRED);
+    CREATE TABLE kid (pid int REFERENCES p);
+    CREATE FUNCTION others() RETURNS bigint VOLATILE LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT count(*) FROM other); END $$;`);
   expect(r.error).toBeUndefined();
   return e;
 }
@@ -73,6 +75,34 @@ describe('approximation notes', () => {
     expect(await e.submit('s2', 'UPDATE accounts SET balance = balance + 1 WHERE id = 1')).toBe('waiting');
     await e.submit('s1', 'COMMIT');
     expect(last(e, 's2')).toEqual([]);
+  });
+
+  it('a foreign-key check that waits first for a lock is noted; one that fails at once is not', async () => {
+    const e = await engine();
+    expect(await e.submit('s2', 'INSERT INTO kid VALUES (5)')).not.toBe('waiting');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; SELECT pg_advisory_xact_lock(7); INSERT INTO p VALUES (5)');
+    expect(await e.submit('s2', 'INSERT INTO kid SELECT 5 WHERE pg_advisory_xact_lock(7) IS NOT NULL')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toContain('fk-wait-rerun');
+    expect(
+      e
+        .snapshot()
+        .sessions.find((x) => x.name === 's2')!
+        .history!.at(-1)!.error,
+    ).toBeUndefined();
+  });
+
+  it('a re-run under the kept snapshot that calls a querying function is noted; a built-in call is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; SELECT pg_advisory_xact_lock(8)');
+    expect(await e.submit('s2', 'SELECT count(*) FROM other WHERE pg_advisory_xact_lock(8) IS NOT NULL')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; SELECT pg_advisory_xact_lock(8)');
+    expect(await e.submit('s2', 'SELECT others() WHERE pg_advisory_xact_lock(8) IS NOT NULL')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['function-snapshot']);
   });
 
   it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {

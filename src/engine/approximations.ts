@@ -10,7 +10,8 @@
 import { parseSync } from 'libpg-query';
 
 /** One approximation a statement can touch. */
-export type ApproximationTopic = 'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only';
+export type ApproximationTopic =
+  'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only' | 'fk-wait-rerun' | 'function-snapshot';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -24,6 +25,10 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
   'serializable-read-only':
     'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+  'fk-wait-rerun':
+    'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
+  'function-snapshot':
+    'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
 };
 
 /** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */
@@ -37,6 +42,19 @@ function treeHas(sql: string, test: (node: Record<string, unknown>) => boolean):
   const visit = (n: unknown): boolean =>
     !!n && typeof n === 'object' && (test(n as Record<string, unknown>) || Object.values(n).some(visit));
   return visit(tree);
+}
+
+/** The names of the functions the statement calls, except those qualified with pg_catalog. */
+export function calledFunctionNames(sql: string): string[] {
+  const names = new Set<string>();
+  treeHas(sql, (o) => {
+    const parts = ((o.FuncCall as Record<string, unknown> | undefined)?.funcname as { String?: { sval?: string } }[] | undefined)?.map(
+      (p) => p.String?.sval ?? '',
+    );
+    if (parts?.length && !(parts.length > 1 && parts[0] === 'pg_catalog')) names.add(parts[parts.length - 1]);
+    return false;
+  });
+  return [...names];
 }
 
 /** Whether the statement creates a temporary table (CREATE TEMP TABLE, CREATE TEMP TABLE … AS). */

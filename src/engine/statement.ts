@@ -1,15 +1,17 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
 import { restrictCte, restrictToTuples } from './epq';
+import { mainQueryOf } from './mainQuery';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
 import { PG } from './model/messages';
-import { hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
+import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { foreignKeyContext, noteLockOrder } from './pg/probes';
@@ -21,7 +23,7 @@ import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
 import { execTxnControl } from './transaction';
-import type { IsolationLevel, PgMessage } from './types';
+import type { IsolationLevel, PgMessage, RawResult } from './types';
 
 /** Executes one statement; 'ok' moves to the next one. */
 export async function execStatement(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait' | 'sleep'> {
@@ -166,6 +168,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       st = epqStatement(eng, s, original);
       dry = await dryRun(eng, s, st);
     }
+    // Formed with a new snapshot, the rows of the main query are read again under the kept one.
+    const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
+    if (reads) dry.raw.results = reads;
+    // A function's own queries in a re-run under the kept snapshot read under it too.
+    if (kept && !kept.fresh && (await callsQueryingFunction(eng, calledFunctionNames(original.sql))))
+      approximate(eng, s, 'function-snapshot');
   } catch (e) {
     if (!(e instanceof EngineInternalError)) throw e;
     step.error = PG.engine(e.message);
@@ -212,10 +220,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       s.txn &&
       !s.txn.sx &&
       st.cls.kind === 'dml' &&
-      st.cls.waitPolicy === 'block' &&
-      (st.cls.verb === 'delete' || st.cls.verb === 'update')
+      st.cls.waitPolicy !== 'skip' &&
+      (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
       const first = await lockBeforeTriggers(eng, s, st);
+      // After the wait the whole statement reads with a new snapshot, not only its check.
+      if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
     }
     step.notices.push(...dry.raw.notices);
@@ -340,15 +350,40 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
 }
 
 /**
- * The row locks a statement takes before its foreign-key triggers run: a dry run with the
- * triggers off (session_replication_role = replica) finds them. 'ok' when none conflicts (the
- * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and
- * runs again, triggers and all, once they are granted.
+ * The locks a statement takes before its foreign-key triggers run (its rows, and the relation and
+ * advisory locks of its scan): a dry run with the triggers off (session_replication_role =
+ * replica) finds them. 'ok' when none conflicts (the trigger's error is reported at once);
+ * otherwise the statement waits (or fails) on them, and runs again, triggers and all, once they
+ * are granted: the trigger's check then takes a new snapshot, as READ COMMITTED's does.
  */
 export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
   const probe = await dryRun(eng, s, st, false, true);
-  if (probe.raw.error || !hasRowConflicts(eng, s, probe.plan)) return 'ok';
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe);
+}
+
+/**
+ * After an EvalPlanQual re-run with a new snapshot: the rows the statement's main query returns,
+ * read under the snapshot the statement kept (mainQuery.ts), as PostgreSQL's main query reads
+ * them. Undefined when the statement runs under its own snapshot, or its main query cannot be
+ * separated from the rows formed from the newest versions.
+ */
+async function mainQueryReads(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<RawResult['results'] | undefined> {
+  const snap = s.step?.stmtSnapshot;
+  if (s.txn?.isolation !== 'read committed' || !snap?.fresh) return undefined;
+  const sql = mainQueryOf(st.sql);
+  const main = sql === null ? undefined : parseStatements(sql)[0];
+  if (!main) return undefined;
+  // The main query ran once, in the re-run: whatever sequence values it takes here are given back.
+  const seqs = await sequenceStates(eng);
+  snap.fresh = false;
+  try {
+    const r = await dryRun(eng, s, main);
+    return r.raw.error ? undefined : r.raw.results;
+  } finally {
+    snap.fresh = true;
+    await restoreSequences(eng, seqs);
+  }
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */

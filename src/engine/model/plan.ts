@@ -1,6 +1,8 @@
 /** The acquisition plan: what a statement locked, in the order PostgreSQL acquires it. */
 import type { LockSample, PlanItem } from './facts';
+import { conflicts } from './locks/modes';
 import type { RowLockMode } from './locks/types';
+import { sameTag } from './util';
 import type { ParsedStatement } from '../sql';
 import type { ModelState, Sess } from '../state';
 
@@ -54,6 +56,13 @@ export function buildPlan(
 /** Whether another session holds one of the plan's rows in a conflicting mode. */
 export function hasRowConflicts(eng: ModelState, s: Sess, plan: PlanItem[]): boolean {
   return plan.some((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
+}
+
+/** Whether another session holds one of the plan's rows, relation or advisory locks in a conflicting mode. */
+export function hasConflicts(eng: ModelState, s: Sess, plan: PlanItem[]): boolean {
+  if (hasRowConflicts(eng, s, plan)) return true;
+  const held = eng.lm.entries().filter((e) => e.granted && e.proc !== s.proc);
+  return plan.some((p) => (p.kind === 'rel' || p.kind === 'adv') && held.some((e) => sameTag(e.tag, p.tag) && conflicts(p.mode, e.mode)));
 }
 
 /** The plan items a statement takes before it locks rows: its relation locks and advisory locks. */

@@ -8,6 +8,18 @@ import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
 
+/**
+ * Whether one of the named functions is a user's VOLATILE SQL or PL/pgSQL function: its queries
+ * take their own snapshots under READ COMMITTED.
+ */
+export async function callsQueryingFunction(eng: EngineContext, names: string[]): Promise<boolean> {
+  if (!names.length) return false;
+  const r = await eng.ex.run(
+    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND p.provolatile = 'v' AND l.lanname IN ('sql', 'plpgsql') LIMIT 1`,
+  );
+  return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
+}
+
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
