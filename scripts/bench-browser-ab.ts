@@ -1,7 +1,7 @@
 /**
  * Two builds of the app side by side in one Chromium (the machine's load then hits both alike):
  * `tsx scripts/bench-browser-ab.ts <distA> <distB> [rounds]` serves both directories and the bare
- * page, and per round measures, alternating A and B, a cold start and a repeat visit of each
+ * page, and per round measures twice, alternating A, B, A, B, a cold start and a repeat visit
  * with a bare boot after each (as `npm run bench` does), then every step of every lesson of each.
  * Prints per build the medians of the runs and the ratio to the bare boots taken beside it (JSON).
  */
@@ -42,8 +42,8 @@ const browser = await launchChromium();
 const runs = [empty(), empty()];
 try {
   for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < 2; i++) {
-      for (let k = 0; k < 2; k++) {
+    for (let k = 0; k < 2; k++) {
+      for (let i = 0; i < 2; i++) {
         const c = await coldStart(browser, servers[i].url);
         runs[i].list.push(c.cold[0]);
         runs[i].cold.push(c.cold[1]);

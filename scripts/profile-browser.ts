@@ -22,14 +22,22 @@ const only = process.argv.slice(3);
 
 /** Counts every message the page's engine Worker posts back, with its arrival time. */
 const INSTRUMENT = () => {
-  const w = window as unknown as { __arrivals: number[]; __posts: number[] };
+  const w = window as unknown as { __arrivals: number[]; __posts: number[]; __handle: number[]; __bytes: number[] };
   w.__arrivals = [];
+  w.__handle = [];
+  w.__bytes = [];
   w.__posts = [];
   const RealWorker = window.Worker;
   window.Worker = class extends RealWorker {
     constructor(url: string | URL, opts?: WorkerOptions) {
       super(url, opts);
-      this.addEventListener('message', () => w.__arrivals.push(performance.now()));
+      this.addEventListener('message', (ev) => {
+        w.__arrivals.push(performance.now());
+        const t0 = performance.now();
+        w.__bytes.push(JSON.stringify(ev.data).length);
+        w.__handle.push((ev.data as { timing?: { handleMs?: number } }).timing?.handleMs ?? NaN);
+        w.__arrivals[w.__arrivals.length - 1] += 0 * t0;
+      });
     }
     override postMessage(m: unknown, t?: unknown): void {
       w.__posts.push(performance.now());
@@ -88,6 +96,9 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   const total: number[] = [];
   const worker: number[] = [];
   const after: number[] = [];
+  const handle: number[] = [];
+  const where: string[] = [];
+  const bytes: number[] = [];
   let profiling = false;
   for (const id of ids) {
     await page.goto(`${base}#/lessons/${id}/step/0`);
@@ -107,8 +118,8 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       if (await page.getByTestId('step-next').isDisabled()) break;
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
       const r = await page.evaluate(() => {
-        return new Promise<{ ms: number; answerMs: number } | null>((res) => {
-          const w = window as unknown as { __arrivals: number[] };
+        return new Promise<{ ms: number; answerMs: number; handleMs: number; bytes: number } | null>((res) => {
+          const w = window as unknown as { __arrivals: number[]; __handle: number[]; __bytes: number[] };
           const pos = document.querySelector('[data-testid="step-position"]')!;
           const before = pos.textContent;
           const n = w.__arrivals.length;
@@ -120,7 +131,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
             if (pos.textContent !== before) {
               const ms = performance.now() - t0;
               obs.disconnect();
-              res({ ms, answerMs: (w.__arrivals[n] ?? NaN) - t0 });
+              res({ ms, answerMs: (w.__arrivals[n] ?? NaN) - t0, handleMs: w.__handle[n] ?? NaN, bytes: w.__bytes[n] ?? NaN });
             }
           });
           obs.observe(document.body, { subtree: true, childList: true, characterData: true });
@@ -134,8 +145,11 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
         continue;
       }
       total.push(r.ms);
+      where.push(`${id}#${total.length}`);
       worker.push(r.answerMs);
       after.push(r.ms - r.answerMs);
+      handle.push(r.handleMs);
+      bytes.push(r.bytes);
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
     }
   }
@@ -146,6 +160,11 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   console.log('click → DOM change      ', q(total));
   console.log('click → worker answer   ', q(worker));
   console.log('answer → DOM change     ', q(after));
+  console.log('worker handleMs         ', q(handle));
+  console.log('answer JSON chars       ', q(bytes));
+  const order = total.map((_, i) => i).sort((x, y) => total[y] - total[x]);
+  for (const i of order.slice(0, 8))
+    console.log(`slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`);
   selfTimes(profile);
 }
 
