@@ -1,5 +1,3 @@
-// First: starts the engine Worker before the rest of the bundle runs.
-import './ui/earlyEngine';
 import './app.css';
 import { boot } from './ui/boot';
 import { createWorkerBackend, lessonCatalog } from './ui/backend-worker';
