@@ -51,16 +51,14 @@ async function coldProfile(page: Page, base: string): Promise<void> {
   const t0 = Date.now();
   page.context().on('requestfinished', (r) => {
     const tm = r.timing();
-    void r
-      .sizes()
-      .then((s) =>
-        reqs.push({
-          url: r.url().replace(base, ''),
-          start: tm.startTime - t0,
-          end: tm.startTime - t0 + tm.responseEnd,
-          size: s.responseBodySize,
-        }),
-      );
+    void r.sizes().then((s) =>
+      reqs.push({
+        url: r.url().replace(base, ''),
+        start: tm.startTime - t0,
+        end: tm.startTime - t0 + tm.responseEnd,
+        size: s.responseBodySize,
+      }),
+    );
   });
   await page.goto(`${base}#/`, { waitUntil: 'commit' });
   const list = await page.waitForFunction(() => {
@@ -80,7 +78,10 @@ async function coldProfile(page: Page, base: string): Promise<void> {
     { polling: 'raf', timeout: 60_000 },
   );
   console.log('first step runnable', Math.round((await ready.jsonValue()) as number));
-  const marks = await page.evaluate(() => ({ posts: (window as any).__posts, arrivals: (window as any).__arrivals }));
+  const marks = await page.evaluate(() => ({
+    posts: (window as unknown as { __posts: number[] }).__posts,
+    arrivals: (window as unknown as { __arrivals: number[] }).__arrivals,
+  }));
   console.log('posts', marks.posts.map(Math.round), 'arrivals', marks.arrivals.map(Math.round));
   await new Promise((r) => setTimeout(r, 500));
   for (const r of reqs.sort((a, b) => a.start - b.start))
@@ -164,7 +165,9 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   console.log('answer JSON chars       ', q(bytes));
   const order = total.map((_, i) => i).sort((x, y) => total[y] - total[x]);
   for (const i of order.slice(0, 8))
-    console.log(`slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`);
+    console.log(
+      `slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`,
+    );
   selfTimes(profile);
 }
 
