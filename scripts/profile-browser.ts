@@ -19,6 +19,7 @@ import { quantile } from './bench-browser';
 
 const dist = resolve(process.argv[2] ?? 'dist');
 const only = process.argv.slice(3);
+const noProfile = !!process.env.NO_CPU_PROFILE;
 
 /** Counts every message the page's engine Worker posts back, with its arrival time. */
 const INSTRUMENT = () => {
@@ -99,6 +100,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   const after: number[] = [];
   const handle: number[] = [];
   const where: string[] = [];
+  const frame: number[] = [];
   const bytes: number[] = [];
   let profiling = false;
   for (const id of ids) {
@@ -111,7 +113,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       id,
       { timeout: 60_000 },
     );
-    if (!profiling) {
+    if (!profiling && !noProfile) {
       await cdp.send('Profiler.start');
       profiling = true;
     }
@@ -119,7 +121,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       if (await page.getByTestId('step-next').isDisabled()) break;
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
       const r = await page.evaluate(() => {
-        return new Promise<{ ms: number; answerMs: number; handleMs: number; bytes: number } | null>((res) => {
+        return new Promise<{ ms: number; frameMs: number; answerMs: number; handleMs: number; bytes: number } | null>((res) => {
           const w = window as unknown as { __arrivals: number[]; __handle: number[]; __bytes: number[] };
           const pos = document.querySelector('[data-testid="step-position"]')!;
           const before = pos.textContent;
@@ -132,7 +134,18 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
             if (pos.textContent !== before) {
               const ms = performance.now() - t0;
               obs.disconnect();
-              res({ ms, answerMs: (w.__arrivals[n] ?? NaN) - t0, handleMs: w.__handle[n] ?? NaN, bytes: w.__bytes[n] ?? NaN });
+              requestAnimationFrame(() => {
+                const ch = new MessageChannel();
+                ch.port1.onmessage = () =>
+                  res({
+                    ms,
+                    frameMs: performance.now() - t0,
+                    answerMs: (w.__arrivals[n] ?? NaN) - t0,
+                    handleMs: w.__handle[n] ?? NaN,
+                    bytes: w.__bytes[n] ?? NaN,
+                  });
+                ch.port2.postMessage(0);
+              });
             }
           });
           obs.observe(document.body, { subtree: true, childList: true, characterData: true });
@@ -150,11 +163,12 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       worker.push(r.answerMs);
       after.push(r.ms - r.answerMs);
       handle.push(r.handleMs);
+      frame.push(r.frameMs);
       bytes.push(r.bytes);
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
     }
   }
-  const { profile } = (await cdp.send('Profiler.stop')) as { profile: Profile };
+  const profile = profiling ? ((await cdp.send('Profiler.stop')) as { profile: Profile }).profile : null;
   const q = (xs: number[]) =>
     `median ${quantile(xs, 0.5).toFixed(1)} p95 ${quantile(xs, 0.95).toFixed(1)} max ${Math.max(...xs).toFixed(1)}`;
   console.log(`${total.length} steps`);
@@ -162,13 +176,14 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   console.log('click → worker answer   ', q(worker));
   console.log('answer → DOM change     ', q(after));
   console.log('worker handleMs         ', q(handle));
+  console.log('click → frame rendered  ', q(frame));
   console.log('answer JSON chars       ', q(bytes));
   const order = total.map((_, i) => i).sort((x, y) => total[y] - total[x]);
   for (const i of order.slice(0, 8))
     console.log(
       `slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`,
     );
-  selfTimes(profile);
+  if (profile) selfTimes(profile);
 }
 
 interface Profile {
