@@ -38,10 +38,32 @@ function serviceWorker(): Plugin[] {
   });
 }
 
+/**
+ * The engine Worker's starter (src/ui/earlyEngine.ts) is an entry of its own, loaded by an `async`
+ * script tag ahead of the app's bundle: it is a few hundred bytes, so the Worker (and with it
+ * PGlite's downloads) starts while the bundle still downloads. The bundle imports the same chunk,
+ * so the module runs once.
+ */
+function earlyEngine(): Plugin {
+  return {
+    name: 'lockstep-early-engine',
+    apply: 'build',
+    config: () => ({ build: { rollupOptions: { input: { index: 'index.html', early: 'src/ui/earlyEngine.ts' } } } }),
+    transformIndexHtml: {
+      order: 'post',
+      handler(_html, ctx) {
+        const chunk = Object.values(ctx.bundle ?? {}).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'early');
+        if (!chunk) throw new Error('lockstep-early-engine: no "early" entry chunk in the bundle');
+        return [{ tag: 'script', attrs: { type: 'module', async: true, src: `./${chunk.fileName}` }, injectTo: 'head' }];
+      },
+    },
+  };
+}
+
 // PGlite ships its own wasm/data files; keep it out of dependency pre-bundling so they load as assets.
 // (libpg-query must be pre-bundled: its CommonJS entry does not load raw in dev mode.)
 export default defineConfig({
-  plugins: [svelte(), contentSecurityPolicy(), serviceWorker()],
+  plugins: [svelte(), contentSecurityPolicy(), earlyEngine(), serviceWorker()],
   base: './',
   optimizeDeps: { exclude: ['@electric-sql/pglite'] },
   worker: { format: 'es' },

@@ -10,6 +10,9 @@
  *    step" to the step counter's text changing in the DOM, timed inside the page with
  *    performance.now() and a MutationObserver, over every step of every lesson (warm engine).
  *    A predict checkpoint is skipped, and that step is timed from the click on "Skip".
+ *    browserStepFrame{Median,P95}Ms: the same clicks until the frame that shows the change has
+ *    been rendered (a task posted from the next requestAnimationFrame runs after its style,
+ *    layout and paint), so layout the page does after the DOM update counts too.
  *  - jsGzipKB: every dist/**\/*.js gzipped (zlib level 9) and summed, i.e. everything JS the build
  *    ships, main thread and workers; PGlite's wasm/data and libpg-query's wasm excluded.
  */
@@ -35,7 +38,7 @@ const BARE_SRC = join(ROOT, 'scripts', 'bare-boot');
 const BARE_DIST = join(ROOT, 'node_modules', '.cache', 'lockstep-bare-boot');
 
 /** Builds the bare page and serves it on its own port. */
-async function previewBare(): Promise<{ server: PreviewServer; url: string }> {
+export async function previewBare(): Promise<{ server: PreviewServer; url: string }> {
   const config = {
     root: BARE_SRC,
     base: './',
@@ -69,6 +72,8 @@ export interface BrowserFigures {
   browserStepMedianMs: number;
   browserStepP95Ms: number;
   browserStepMaxMs: number;
+  browserStepFrameMedianMs: number;
+  browserStepFrameP95Ms: number;
   jsGzipKB: number;
   jsFiles: { file: string; gzipKB: number }[];
 }
@@ -103,7 +108,7 @@ export function jsGzip(dist = DIST): { totalKB: number; files: { file: string; g
  * clock), in a fresh context; then the same again in a new tab of that context (a repeat visit:
  * the HTTP cache holds what the first visit fetched).
  */
-async function coldStart(browser: Browser, baseUrl: string): Promise<{ cold: [number, number]; repeat: number }> {
+export async function coldStart(browser: Browser, baseUrl: string): Promise<{ cold: [number, number]; repeat: number }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
   try {
     const cold = await visit(await context.newPage(), baseUrl);
@@ -116,7 +121,7 @@ async function coldStart(browser: Browser, baseUrl: string): Promise<{ cold: [nu
 }
 
 /** The bare page (scripts/bare-boot): ms from navigation start until its Worker's PGlite answered, fresh context. */
-async function bareBoot(browser: Browser, bareUrl: string): Promise<number> {
+export async function bareBoot(browser: Browser, bareUrl: string): Promise<number> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
   try {
     const page = await context.newPage();
@@ -173,9 +178,9 @@ async function visit(page: Page, baseUrl: string): Promise<[number, number]> {
  * Clicks a button inside the page and resolves with the ms until the step counter's text
  * changes, or `{ asked: true }` when a predict question appears instead.
  */
-function timedClick(page: Page, testid: string): Promise<{ ms: number } | { asked: true }> {
+function timedClick(page: Page, testid: string): Promise<{ ms: number; frameMs: number } | { asked: true }> {
   return page.evaluate((id) => {
-    return new Promise<{ ms: number } | { asked: true }>((resolve, reject) => {
+    return new Promise<{ ms: number; frameMs: number } | { asked: true }>((resolve, reject) => {
       const pos = document.querySelector('[data-testid="step-position"]');
       const btn = document.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement | null;
       if (!pos || !btn) return reject(new Error(`no step counter or ${id}`));
@@ -187,7 +192,12 @@ function timedClick(page: Page, testid: string): Promise<{ ms: number } | { aske
           const ms = performance.now() - t0;
           obs.disconnect();
           clearTimeout(timer);
-          resolve({ ms });
+          // The frame after the change: its rendering follows the animation-frame callbacks, and a posted task runs after it.
+          requestAnimationFrame(() => {
+            const ch = new MessageChannel();
+            ch.port1.onmessage = () => resolve({ ms, frameMs: performance.now() - t0 });
+            ch.port2.postMessage(0);
+          });
         } else if (document.querySelector('[data-testid="predict"]')) {
           obs.disconnect();
           clearTimeout(timer);
@@ -201,10 +211,11 @@ function timedClick(page: Page, testid: string): Promise<{ ms: number } | { aske
   }, testid);
 }
 
-/** Steps through every lesson with Next; returns each step's click → counter-change time. */
-async function stepLatencies(browser: Browser, baseUrl: string): Promise<number[]> {
+/** Steps through every lesson with Next; returns each step's click → counter-change time and click → frame rendered. */
+export async function stepLatencies(browser: Browser, baseUrl: string): Promise<{ ms: number[]; frameMs: number[] }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
   const ms: number[] = [];
+  const frameMs: number[] = [];
   try {
     const page = await context.newPage();
     await page.goto(`${baseUrl}#/`);
@@ -230,13 +241,14 @@ async function stepLatencies(browser: Browser, baseUrl: string): Promise<number[
         if ('asked' in r) r = await timedClick(page, 'predict-skip');
         if ('asked' in r) throw new Error(`${id}: a predict question came back after skipping`);
         ms.push(r.ms);
+        frameMs.push(r.frameMs);
         await page.waitForFunction(() => !document.querySelector('.player .busy'));
       }
     }
   } finally {
     await context.close();
   }
-  return ms;
+  return { ms, frameMs };
 }
 
 /** The explorer's 3×4 scenarios (tests/explore/), as the bench's Node half runs them. */
@@ -312,7 +324,7 @@ export async function browserBench(opts: { rebuild?: boolean; explore?: boolean 
       repeat.push(c.repeat);
       bareMs.push(await bareBoot(browser, bare.url));
     }
-    const steps = await stepLatencies(browser, baseUrl);
+    const { ms: steps, frameMs } = await stepLatencies(browser, baseUrl);
     const explore = opts.explore === false ? null : await labExplore(browser, baseUrl);
     return {
       chromium: browser.version(),
@@ -337,6 +349,8 @@ export async function browserBench(opts: { rebuild?: boolean; explore?: boolean 
       browserStepMedianMs: quantile(steps, 0.5),
       browserStepP95Ms: quantile(steps, 0.95),
       browserStepMaxMs: Math.max(...steps),
+      browserStepFrameMedianMs: quantile(frameMs, 0.5),
+      browserStepFrameP95Ms: quantile(frameMs, 0.95),
       jsGzipKB: js.totalKB,
       jsFiles: js.files,
       ...(explore ? { browserExplore3x4Ms: explore.ms, browserExplore3x4Runs: explore.runs } : {}),

@@ -50,7 +50,8 @@ describe('App', () => {
       await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 0 of 10'));
       await fireEvent.click(screen.getByTestId('step-next'));
       await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 1 of 10'));
-      expect(location.hash).toBe('#/lessons/deadlock/step/1');
+      // The address bar follows once the step's frame is drawn.
+      await waitFor(() => expect(location.hash).toBe('#/lessons/deadlock/step/1'));
       await fireEvent.keyDown(window, { key: 'ArrowRight' });
       await waitFor(() => expect(screen.getByTestId('step-position').textContent).toBe('Step 2 of 10'));
       await fireEvent.click(screen.getByTestId('step-prev'));

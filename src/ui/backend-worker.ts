@@ -10,6 +10,7 @@ import type { PlayerFrame } from '../sim/player';
 import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
 import { watchdog } from './state/watchdog.svelte';
+import { takeEarlyWorker } from './earlyEngine';
 
 const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
@@ -148,7 +149,8 @@ function saveCancelled(key: string, steps: readonly number[]): void {
 export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBackend & { dispose(): void } {
   const client = new EngineClient({
     createWorker:
-      opts.createWorker ?? (() => new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike),
+      opts.createWorker ??
+      (() => takeEarlyWorker() ?? (new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike)),
     ...(opts.limits ? { limits: opts.limits } : {}),
     ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     onOverdue: opts.onOverdue ?? ((o) => (watchdog.overdue = o)),

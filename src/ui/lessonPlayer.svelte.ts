@@ -4,6 +4,7 @@
  * serialized calls (one backend request at a time, later requests queue behind it).
  */
 import type { PlayerBackend, PlayerState, ScriptItem } from './backend';
+import { share } from './model/share';
 
 export type PlayerSource = { kind: 'lesson'; id: string } | { kind: 'spec'; text: string };
 
@@ -12,7 +13,11 @@ export const SPEEDS = [0.5, 1, 2, 4] as const;
 
 /** Reactive player state for one lesson, lab scenario or challenge, driven through a PlayerBackend. */
 export class LessonPlayer {
-  state = $state<PlayerState | null>(null);
+  /**
+   * Not deeply reactive: each answer replaces it whole, shared with the previous one (model/share),
+   * so a panel whose part of the state did not change gets the same object and does not redraw.
+   */
+  state = $state.raw<PlayerState | null>(null);
   busy = $state(false);
   /** A failed backend call (rejected promise); engine messages come in state.error. */
   failure = $state<string | null>(null);
@@ -46,7 +51,7 @@ export class LessonPlayer {
       this.busy = true;
       try {
         const s = await call(this.#backend);
-        this.state = s;
+        this.state = share(this.state, s);
         this.failure = null;
         if (this.asking && this.asking.index !== s.cursor) this.asking = null;
         if (!s.midStep) this.#times.set(s.cursor, s.snapshot.clockMs);

@@ -28,6 +28,24 @@ describe('LessonPlayer', () => {
     expect(p.failure).toBeNull();
   });
 
+  it('shares each new state with the previous one: unchanged parts keep their objects, changed ones are new', async () => {
+    const p = new LessonPlayer(fixtureBackend(deadlockScenario));
+    await p.open({ kind: 'lesson', id: 'deadlock' });
+    const before = p.state!;
+    await p.next();
+    const after = p.state!;
+    expect(after).not.toBe(before);
+    expect(after.cursor).toBe(1);
+    expect(after.script).toBe(before.script);
+    // The fixture's step changes session A only: B's pane gets the same object, A's a new one.
+    const [a0, b0] = before.snapshot.sessions;
+    const [a1, b1] = after.snapshot.sessions;
+    expect(JSON.stringify(b1)).toBe(JSON.stringify(b0));
+    expect(b1).toBe(b0);
+    expect(JSON.stringify(a1)).not.toBe(JSON.stringify(a0));
+    expect(a1).not.toBe(a0);
+  });
+
   it('opens at a given cursor and knows start and end', async () => {
     const p = new LessonPlayer(fixtureBackend(deadlockScenario));
     await p.open({ kind: 'lesson', id: 'deadlock' }, 10);

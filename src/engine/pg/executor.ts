@@ -101,8 +101,11 @@ export class PgliteExecutor {
    * engine's own objects. With `dataDir` (a dump made by `dumpFresh`), it starts from that
    * prebuilt cluster instead of running initdb: about 0.6 s instead of 2.9 s in Node.
    */
-  static async create(opts: { dataDir?: Blob } = {}): Promise<PgliteExecutor> {
+  static async create(opts: { dataDir?: Blob; pgliteWasmModule?: WebAssembly.Module; fsBundle?: Blob } = {}): Promise<PgliteExecutor> {
     const db = await PGlite.create({
+      // A caller that fetched (and compiled) PGlite's own files while the data directory downloaded passes them in.
+      ...(opts.pgliteWasmModule ? { pgliteWasmModule: opts.pgliteWasmModule } : {}),
+      ...(opts.fsBundle ? { fsBundle: opts.fsBundle } : {}),
       extensions: { pageinspect },
       // One backend runs here, but pg_locks (read two or three times per dry run) walks every
       // PGPROC slot: sized for 20 connections, no autovacuum workers and no WAL senders instead
