@@ -14,6 +14,7 @@ import type { RawResult } from '../types';
 export type { RawResult } from '../types';
 import { SHADOW_DDL } from './diagnostics';
 import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
+import { FOOTPRINT_DEF } from './pageScan';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA } from './names';
 import { parseQueryResponse, queryMessage } from './wire';
 
@@ -190,6 +191,7 @@ export class PgliteExecutor {
   private async prepareStatements(): Promise<void> {
     await this.must(
       `PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')};
+       PREPARE lockstep_footprint AS ${FOOTPRINT_DEF};
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
          WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'log_lock_waits', 'log_lock_failures')`,
