@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteExecutor } from './executor';
 import { LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, type RelationInfo } from './footprint';
-import { FOOTPRINT_SQL, pageBytes, scanRowsFromPages, splitFootprint } from './pageScan';
+import { FOOTPRINT_SQL, HexPage, scanRowsFromPages, splitFootprint } from './pageScan';
 
 let ex: PgliteExecutor;
 let relations: Map<number, RelationInfo>;
@@ -38,11 +38,20 @@ describe('footprint with pages decoded in TypeScript', () => {
   const cases: [string, string][] = [
     ['nothing written', 'SELECT 1'],
     ['an update', 'UPDATE a SET v = v || $$!$$ WHERE id = 3'],
-    ['a key update, a delete and inserts', 'UPDATE a SET id = 100 WHERE id = 42; DELETE FROM a WHERE id = 43; INSERT INTO a VALUES (46, $$n$$, 460)'],
-    ['row locks in every mode', 'SELECT * FROM a WHERE id = 6 FOR KEY SHARE; SELECT * FROM a WHERE id = 7 FOR SHARE; SELECT * FROM a WHERE id = 8 FOR NO KEY UPDATE; SELECT * FROM a WHERE id = 9 FOR UPDATE'],
+    [
+      'a key update, a delete and inserts',
+      'UPDATE a SET id = 100 WHERE id = 42; DELETE FROM a WHERE id = 43; INSERT INTO a VALUES (46, $$n$$, 460)',
+    ],
+    [
+      'row locks in every mode',
+      'SELECT * FROM a WHERE id = 6 FOR KEY SHARE; SELECT * FROM a WHERE id = 7 FOR SHARE; SELECT * FROM a WHERE id = 8 FOR NO KEY UPDATE; SELECT * FROM a WHERE id = 9 FOR UPDATE',
+    ],
     ['several pages and a foreign key check', 'UPDATE b SET pad = pad || $$z$$ WHERE id > 50; INSERT INTO b VALUES (61, 2, $$p$$)'],
     ['a row updated twice', 'UPDATE a SET w = w + 1 WHERE id = 10; UPDATE a SET w = w + 1 WHERE id = 10'],
-    ['own subtransactions', 'SAVEPOINT s1; SELECT * FROM a WHERE id = 11 FOR SHARE; SAVEPOINT s2; SELECT * FROM a WHERE id = 11 FOR UPDATE; RELEASE s1'],
+    [
+      'own subtransactions',
+      'SAVEPOINT s1; SELECT * FROM a WHERE id = 11 FOR SHARE; SAVEPOINT s2; SELECT * FROM a WHERE id = 11 FOR UPDATE; RELEASE s1',
+    ],
   ];
   for (const [name, sql] of cases)
     it(`reads what two statements read: ${name}`, async () => {
@@ -56,7 +65,9 @@ describe('footprint with pages decoded in TypeScript', () => {
     });
 
   it('lists the members of a multixact, shared with a prepared transaction', async () => {
-    await ex.must(`BEGIN; SELECT * FROM a WHERE id = 12 FOR SHARE; SELECT * FROM a WHERE id = 13 FOR KEY SHARE; PREPARE TRANSACTION 'pagescan_other'`);
+    await ex.must(
+      `BEGIN; SELECT * FROM a WHERE id = 12 FOR SHARE; SELECT * FROM a WHERE id = 13 FOR KEY SHARE; PREPARE TRANSACTION 'pagescan_other'`,
+    );
     try {
       await ex.must('BEGIN; SELECT * FROM a WHERE id IN (12, 13) FOR SHARE');
       const { old, now } = await bothReadings();
@@ -71,7 +82,10 @@ describe('footprint with pages decoded in TypeScript', () => {
   });
 
   it('reads bytea hex output byte by byte', () => {
-    expect([...pageBytes('\\x00ff7a0A')]).toEqual([0, 255, 122, 10]);
-    expect(() => pageBytes('00ff')).toThrow();
+    const p = new HexPage('\\x00ff7a0A');
+    expect([p.u8(0), p.u8(1), p.u8(2), p.u8(3), p.u16(1), p.u32(0)]).toEqual([0, 255, 122, 10, 0x7aff, 0x0a7aff00]);
+    expect(() => p.u8(4)).toThrow();
+    expect(() => new HexPage('00ff')).toThrow();
+    expect(() => new HexPage('\\x0g').u8(0)).toThrow();
   });
 });

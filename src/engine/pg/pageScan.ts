@@ -57,18 +57,41 @@ const LP_NORMAL = 1;
 /** MAXALIGN(SizeofHeapTupleHeader): heap_page_items reads a tuple header only from a line pointer at least this long. */
 const MIN_HEAP_TUPLE_SIZE = 24;
 
-function hexByte(hex: string, i: number): number {
-  const v = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
-  return (v(hex.charCodeAt(i)) << 4) | v(hex.charCodeAt(i + 1));
-}
+/** Hex digit values by character code (-1: not a hex digit). */
+const HEX = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) HEX[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX[65 + i] = HEX[97 + i] = 10 + i;
 
-/** The page's bytes from bytea text output ("\x" and two hex digits a byte). */
-export function pageBytes(hex: string): Uint8Array {
-  if (!hex.startsWith('\\x')) throw new Error('raw page: expected bytea hex output');
-  const n = (hex.length - 2) >> 1;
-  const out = new Uint8Array(n);
-  for (let i = 0, j = 2; i < n; i++, j += 2) out[i] = hexByte(hex, j);
-  return out;
+/**
+ * Little-endian reads from a page given as bytea text output ("\\x", two hex digits a byte),
+ * straight from the text: a scan reads a few hundred of the page's 8,192 bytes.
+ */
+export class HexPage {
+  readonly length: number;
+  constructor(private readonly hex: string) {
+    if (!hex.startsWith('\\x') || hex.length % 2 !== 0) throw new Error('raw page: expected bytea hex output');
+    this.length = (hex.length - 2) >> 1;
+  }
+
+  /** Byte `at`. */
+  u8(at: number): number {
+    if (at < 0 || at >= this.length) throw new Error(`raw page: byte ${at} out of range`);
+    const j = 2 + 2 * at;
+    const hi = HEX[this.hex.charCodeAt(j) & 127];
+    const lo = HEX[this.hex.charCodeAt(j + 1) & 127];
+    if (hi < 0 || lo < 0) throw new Error('raw page: not a hex digit');
+    return (hi << 4) | lo;
+  }
+
+  /** The unsigned 16-bit integer at `at`. */
+  u16(at: number): number {
+    return this.u8(at) | (this.u8(at + 1) << 8);
+  }
+
+  /** The unsigned 32-bit integer at `at`. */
+  u32(at: number): number {
+    return (this.u16(at) | (this.u16(at + 2) << 16)) >>> 0;
+  }
 }
 
 /**
@@ -82,24 +105,23 @@ export async function scanRowsFromPages(ex: PgliteExecutor, pages: RawPage[], xi
   const multis: string[] = [];
   const sorted = [...pages].sort((a, b) => Number(a.oid) - Number(b.oid) || Number(a.blk) - Number(b.blk));
   for (const p of sorted) {
-    const page = pageBytes(p.hex);
+    const page = new HexPage(p.hex);
     if (page.length !== BLCKSZ) throw new Error(`raw page of ${p.relname} has ${page.length} bytes`);
-    const dv = new DataView(page.buffer, page.byteOffset, page.byteLength);
-    const lower = dv.getUint16(12, true);
+    const lower = page.u16(12);
     const count = lower > SIZE_OF_PAGE_HEADER ? (lower - SIZE_OF_PAGE_HEADER) >> 2 : 0;
     for (let i = 0; i < count; i++) {
-      const id = dv.getUint32(SIZE_OF_PAGE_HEADER + 4 * i, true);
+      const id = page.u32(SIZE_OF_PAGE_HEADER + 4 * i);
       const off = id & 0x7fff;
       const flags = (id >>> 15) & 3;
       const len = id >>> 17;
       // heap_page_items: a tuple header only where the line pointer holds one, aligned and in the page.
       if (flags !== LP_NORMAL || len < MIN_HEAP_TUPLE_SIZE || off % 8 !== 0 || off + len > BLCKSZ) continue;
-      const xmin = dv.getUint32(off, true);
-      const xmax = dv.getUint32(off + 4, true);
-      const ctidBlock = (dv.getUint16(off + 12, true) << 16) | dv.getUint16(off + 14, true);
-      const ctidPos = dv.getUint16(off + 16, true);
-      const infomask2 = dv.getUint16(off + 18, true);
-      const infomask = dv.getUint16(off + 20, true);
+      const xmin = page.u32(off);
+      const xmax = page.u32(off + 4);
+      const ctidBlock = ((page.u16(off + 12) << 16) | page.u16(off + 14)) >>> 0;
+      const ctidPos = page.u16(off + 16);
+      const infomask2 = page.u16(off + 18);
+      const infomask = page.u16(off + 20);
       const xmaxValid = (infomask & HEAP_XMAX_INVALID) === 0;
       const multi = xmaxValid && (infomask & HEAP_XMAX_IS_MULTI) !== 0;
       if (!(xids.has(xmin) || (xmaxValid && (xids.has(xmax) || (infomask & HEAP_XMAX_IS_MULTI) !== 0)))) continue;
@@ -113,7 +135,7 @@ export async function scanRowsFromPages(ex: PgliteExecutor, pages: RawPage[], xi
         String(xmax),
         String(infomask),
         String(infomask2),
-        `(${ctidBlock >>> 0},${ctidPos})`,
+        `(${ctidBlock},${ctidPos})`,
         multi ? String(xmax) : null,
       ]);
     }
