@@ -168,9 +168,7 @@ export class PgliteExecutor {
    * transaction, created before the snapshot was taken, keeps the xmin horizon old enough.
    */
   async stageSnapshotImport(content: string): Promise<string> {
-    const rows = await this.must(
-      `SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid()`,
-    );
+    const rows = await this.must('EXECUTE lockstep_vxid');
     const [proc, lxid] = (rows[0]?.[0] ?? '0/0').split('/');
     const next = content.replace(/^vxid:[^\n]*/, `vxid:${proc}/${Number(lxid) + 1}`);
     this.fs().writeFile(`${DATA_DIR}/pg_snapshots/${IMPORT_SNAPSHOT_ID}`, next);
@@ -192,6 +190,7 @@ export class PgliteExecutor {
     await this.must(
       `PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')};
        PREPARE lockstep_footprint AS ${FOOTPRINT_DEF};
+       PREPARE lockstep_vxid AS SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid();
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
          WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'log_lock_waits', 'log_lock_failures')`,
