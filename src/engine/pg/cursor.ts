@@ -1,7 +1,8 @@
 /** A locking SELECT run as a cursor, one row per FETCH, to learn the order it locks rows in. */
 import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
-import { LOCK_SAMPLE_SQL, TUPLE_SCAN_SQL } from './footprint';
+import { parseLockSample } from './footprint';
+import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint } from './pageScan';
 import type { ParsedStatement } from '../sql';
 import type { RawResult, StatementResult } from '../types';
 import { Batch, type BatchResult } from './batch';
@@ -46,7 +47,11 @@ export async function runStatement(
     await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
     throw new EngineInternalError(`footprint of a locking SELECT failed: ${all.error.message}`);
   }
-  if (done) return { raw: result(), order, afterRows: all.get('after')?.rows, scanRows: all.get('scan')?.rows };
+  if (done) {
+    const fp = splitFootprint(all.get('after')?.rows ?? []);
+    const scanRows = await scanRowsFromPages(eng.ex, fp.pages, parseLockSample(fp.sample, eng.relations).xids);
+    return { raw: result(), order, afterRows: fp.sample, scanRows };
+  }
   // More rows than one batch: undo the footprint queries' own locks and go on fetching; the
   // dry run then samples and scans on its own.
   let undo = 'ROLLBACK TO SAVEPOINT lockstep_s;\n';
@@ -71,13 +76,13 @@ export const FETCH_PAIR = 'SAVEPOINT lockstep_f;\nFETCH 1 FROM lockstep_cursor;\
  * A locking SELECT as a cursor (decision 2), with a first batch of fetches and the footprint
  * queries, in a savepoint of their own (their AccessShareLocks are undone if more rows follow).
  * Fetches past the end return nothing and lock nothing. Slots: cursor (SAVEPOINT, DECLARE),
- * fetches (SAVEPOINT/FETCH pairs), footprint (its SAVEPOINT), after (the lock sample), scan.
+ * fetches (SAVEPOINT/FETCH pairs), footprint (its SAVEPOINT), after (the lock sample and the
+ * pages of the tuple scan, pageScan.ts).
  */
 export function addCursor(b: Batch, sql: string): Batch {
   return b
     .add('cursor', `;\nSAVEPOINT lockstep_c;\nDECLARE lockstep_cursor NO SCROLL CURSOR FOR ${sql};\n`, 2)
     .add('fetches', FETCH_PAIR.repeat(CURSOR_BATCH), 2 * CURSOR_BATCH)
     .add('footprint', 'SAVEPOINT lockstep_s;\n', 1)
-    .add('after', `${LOCK_SAMPLE_SQL};\n`, 1)
-    .add('scan', TUPLE_SCAN_SQL, 1);
+    .add('after', FOOTPRINT_SQL, 1);
 }

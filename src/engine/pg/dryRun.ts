@@ -18,6 +18,7 @@ import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, rep
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
+import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint } from './pageScan';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { RawResult } from '../types';
@@ -120,8 +121,8 @@ export async function dryRunInner(
   const first = merged ? 'statement' : 'cursor';
   if (merged)
     b.add('statement', `;\n${st.sql}`, 1)
-      .add('after', `;\n${LOCK_SAMPLE_SQL}`, 1)
-      .add('scan', scanAlong ? `;\n${TUPLE_SCAN_SQL}` : '', scanAlong ? 1 : 0);
+      // With the tuple scan, the sample and the scan's pages come in one statement (pageScan.ts).
+      .add('after', `;\n${scanAlong ? FOOTPRINT_SQL : LOCK_SAMPLE_SQL}`, 1);
   else addCursor(b, st.sql);
   const all = await b.run(eng.ex);
   // An error before the statement is the replay's: an engine error, not the statement's.
@@ -150,7 +151,11 @@ export async function dryRunInner(
     const notices = all.noticesFrom('statement');
     raw = all.error ? { results: [], error: all.error, notices } : { results: [all.get('statement')!], notices };
     afterRows = all.get('after')?.rows;
-    scanRows = scanAlong ? all.get('scan')?.rows : undefined;
+    if (scanAlong && afterRows) {
+      const fp = splitFootprint(afterRows);
+      afterRows = fp.sample;
+      scanRows = await scanRowsFromPages(eng.ex, fp.pages, parseLockSample(fp.sample, eng.relations).xids);
+    }
   } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
   let after: LockSample = before;
   let plan: PlanItem[] = [];

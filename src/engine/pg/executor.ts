@@ -14,6 +14,7 @@ import type { RawResult } from '../types';
 export type { RawResult } from '../types';
 import { SHADOW_DDL } from './diagnostics';
 import { CATALOG_DEF, LOCK_SAMPLE_DEF, RELATIONS_DEF, tupleScanSql } from './footprint';
+import { FOOTPRINT_DEF } from './pageScan';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA } from './names';
 import { parseQueryResponse, queryMessage } from './wire';
 
@@ -170,9 +171,7 @@ export class PgliteExecutor {
    * transaction, created before the snapshot was taken, keeps the xmin horizon old enough.
    */
   async stageSnapshotImport(content: string): Promise<string> {
-    const rows = await this.must(
-      `SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid()`,
-    );
+    const rows = await this.must('EXECUTE lockstep_vxid');
     const [proc, lxid] = (rows[0]?.[0] ?? '0/0').split('/');
     const next = content.replace(/^vxid:[^\n]*/, `vxid:${proc}/${Number(lxid) + 1}`);
     this.fs().writeFile(`${DATA_DIR}/pg_snapshots/${IMPORT_SNAPSHOT_ID}`, next);
@@ -193,6 +192,8 @@ export class PgliteExecutor {
   private async prepareStatements(): Promise<void> {
     await this.must(
       `PREPARE lockstep_sample AS ${LOCK_SAMPLE_DEF}; PREPARE lockstep_scan AS ${tupleScanSql('mine')};
+       PREPARE lockstep_footprint AS ${FOOTPRINT_DEF};
+       PREPARE lockstep_vxid AS SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid();
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
          WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'log_lock_waits', 'log_lock_failures')`,

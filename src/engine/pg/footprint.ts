@@ -11,7 +11,7 @@ import { DIAGNOSTICS_SCHEMA } from './diagnostics';
 
 export type { CatalogTable, InsertedTuple, LockSample, RelationInfo, TupleTouch } from '../model/facts';
 
-const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${ADVISORY_SHADOW_SCHEMA}','${DIAGNOSTICS_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
+export const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${ADVISORY_SHADOW_SCHEMA}','${DIAGNOSTICS_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
 /** The user sequences, as regclass text (their values live outside transactions: dry runs advance them). */
 export const SEQUENCES_SQL = `SELECT c.oid::regclass::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${USER_NS} ORDER BY c.oid`;
