@@ -29,9 +29,9 @@ function tryAdvisoryShadows(): string {
   const out: string[] = [
     `CREATE TABLE ${OTHERS_ADVISORY} (key1 int NOT NULL, key2 int NOT NULL, field4 int NOT NULL, mode text NOT NULL)`,
     `CREATE SCHEMA ${ADVISORY_SHADOW_SCHEMA}`,
-    // A request conflicts with another session's hold unless both are shared (advisory locks use Share/Exclusive).
+    // The table lists the keys and modes the session cannot take without waiting (shadows.ts decides, as LockAcquire with dontWait).
     `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_taken(k1 int, k2 int, f4 int, shared bool) RETURNS bool LANGUAGE sql STABLE AS
-       $$ SELECT EXISTS (SELECT 1 FROM ${OTHERS_ADVISORY} o WHERE o.key1 = k1 AND o.key2 = k2 AND o.field4 = f4 AND (NOT shared OR o.mode = 'ExclusiveLock')) $$`,
+       $$ SELECT EXISTS (SELECT 1 FROM ${OTHERS_ADVISORY} o WHERE o.key1 = k1 AND o.key2 = k2 AND o.field4 = f4 AND o.mode = CASE WHEN shared THEN 'ShareLock' ELSE 'ExclusiveLock' END) $$`,
   ];
   for (const xact of ['', '_xact'])
     for (const shared of ['', '_shared']) {

@@ -9,9 +9,10 @@ import type { IsolationLevel } from '../types';
 export async function afterSet(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
   if (st.cls.kind !== 'set') return;
   const txn = s.txn!;
-  // GUC statements are replayed from their own lists, not from the data log.
+  // GUC statements are replayed from their own lists, not from the data log. A SET belongs to
+  // its transaction, an implicit one too (a query string of several statements): it becomes the
+  // session's at COMMIT and is undone when the block fails.
   if (st.cls.local) txn.localSets.push(st.sql);
-  else if (txn.implicit) s.sets.push(st.sql);
   else txn.sets.push(st.sql);
   await refreshSessionGucs(eng, s);
 }

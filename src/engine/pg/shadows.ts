@@ -1,6 +1,6 @@
 /** The shadow objects a dry run fills so diagnostics and pg_try_advisory_* see the simulated sessions. */
 import type { EngineContext } from '../context';
-import type { LockTag } from '../model/locks/types';
+import type { LockMode, LockTag } from '../model/locks/types';
 import { DIAGNOSTICS_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
 import { ADVISORY_SHADOW_SCHEMA, OTHERS_ADVISORY } from './names';
 import type { ParsedStatement } from '../sql';
@@ -24,13 +24,7 @@ export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement): { s
   }
   if (/pg_try_advisory/i.test(st.sql)) {
     schemas.push(ADVISORY_SHADOW_SCHEMA);
-    const rows = eng.lm
-      .entries()
-      .filter((e) => e.granted && e.proc !== s.proc && e.tag.type === 'advisory')
-      .map((e) => {
-        const t = e.tag as LockTag & { type: 'advisory' };
-        return `(${t.key1 | 0}, ${t.key2 | 0}, ${t.field4}, '${e.mode}')`;
-      });
+    const rows = unavailableAdvisory(eng, s).map(({ tag, mode }) => `(${tag.key1 | 0}, ${tag.key2 | 0}, ${tag.field4}, '${mode}')`);
     if (rows.length) {
       sql += `INSERT INTO ${OTHERS_ADVISORY} VALUES ${rows.join(', ')};\n`;
       count++;
@@ -38,6 +32,27 @@ export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement): { s
   }
   if (!schemas.length) return { sql: '', count: 0 };
   return { sql: sql + shadowSearchPathSql(schemas), count: count + 1 };
+}
+
+/**
+ * The advisory locks `s` could not take without waiting, by key and mode: LockAcquire with
+ * dontWait refuses a request that conflicts with another session's hold or with a mode another
+ * session waits for (the lock's waitMask), unless JoinWaitQueue lets it in ahead; a mode the
+ * session already holds is granted at once. Keys nobody holds or waits for are free.
+ */
+function unavailableAdvisory(eng: EngineContext, s: Sess): { tag: LockTag & { type: 'advisory' }; mode: LockMode }[] {
+  const tags = new Map<string, LockTag & { type: 'advisory' }>();
+  for (const e of eng.lm.entries()) {
+    if (e.proc === s.proc || e.tag.type !== 'advisory') continue;
+    tags.set(`${e.tag.key1}/${e.tag.key2}/${e.tag.field4}`, e.tag);
+  }
+  const out: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[] = [];
+  for (const tag of tags.values())
+    for (const mode of ['ShareLock', 'ExclusiveLock'] as const) {
+      if (eng.lm.holdCount(s.proc, tag, mode) > 0) continue;
+      if (eng.lm.clone().acquire(s.proc, tag, mode, { dontWait: true }).status !== 'granted') out.push({ tag, mode });
+    }
+  return out;
 }
 
 /**
