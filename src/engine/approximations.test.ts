@@ -37,10 +37,13 @@ const last = (e: Engine, session: string): ApproximationTopic[] =>
     .history!.at(-1)!.approximations ?? [];
 
 describe('approximation notes', () => {
-  it('a temporary table, and SERIALIZABLE READ ONLY, are noted on their statements', async () => {
+  it('a temporary table, and SERIALIZABLE DEFERRABLE, are noted on their statements; READ ONLY is modelled', async () => {
     const e = await engine();
-    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY');
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE');
     expect(last(e, 's1')).toEqual(['serializable-read-only']);
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY');
+    expect(last(e, 's1')).toEqual([]);
     await e.submit('s1', 'ROLLBACK');
     await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE');
     expect(last(e, 's1')).toEqual([]);

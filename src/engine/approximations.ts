@@ -23,7 +23,7 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
   'temp-table':
     'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
   'serializable-read-only':
-    'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+    'Lockstep: DEFERRABLE is not modelled for SERIALIZABLE READ ONLY transactions; the simulator does not wait for a safe snapshot, so the transaction starts at once on a snapshot that may later prove unsafe.',
 };
 
 /** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */
@@ -44,13 +44,9 @@ export function createsTempTable(sql: string): boolean {
   return treeHas(sql, (o) => o.relpersistence === 't');
 }
 
-/** Whether a BEGIN / SET TRANSACTION asks for READ ONLY or DEFERRABLE. */
-export function asksReadOnlyOrDeferrable(sql: string): boolean {
-  return treeHas(
-    sql,
-    (o) =>
-      (o.defname === 'transaction_read_only' || o.defname === 'transaction_deferrable') && JSON.stringify(o.arg ?? '').includes('"ival":1'),
-  );
+/** Whether a BEGIN / SET TRANSACTION asks for DEFERRABLE. */
+export function asksDeferrable(sql: string): boolean {
+  return treeHas(sql, (o) => o.defname === 'transaction_deferrable' && JSON.stringify(o.arg ?? '').includes('"ival":1'));
 }
 
 /**

@@ -52,6 +52,8 @@ export interface UniqueKey {
 export interface Txn {
   implicit: boolean;
   isolation: IsolationLevel;
+  /** BEGIN … READ ONLY / SET TRANSACTION READ ONLY (XactReadOnly; SSI treats such a transaction apart). */
+  readOnly?: boolean;
   xid: number | null;
   vxid: string;
   startMs: number;

@@ -131,6 +131,7 @@ export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Cla
     return 'error';
   }
   if (cls.isolation) s.txn!.isolation = cls.isolation as IsolationLevel;
+  if (cls.readOnly !== undefined) s.txn!.readOnly = cls.readOnly;
   step.results.push({ command: 'SET' });
   return 'ok';
 }

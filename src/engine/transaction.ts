@@ -27,7 +27,8 @@ export async function execTxnControl(
       } else if (s.txn?.implicit) {
         s.txn.implicit = false;
         if (ctl.isolation) s.txn.isolation = ctl.isolation as IsolationLevel;
-      } else beginTxn(eng, s, false, ctl.isolation);
+        if (ctl.readOnly !== undefined) s.txn.readOnly = ctl.readOnly;
+      } else beginTxn(eng, s, false, ctl.isolation, ctl.readOnly);
       step.results.push({ command: ctl.command });
       return 'ok';
     case 'commit': {

@@ -112,7 +112,7 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
   }
   if (begin.exporting) txn.snapshot = eng.ex.readExportedSnapshot(all.get('begin', 1)!.rows![0][0]!);
   if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) {
-    txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s));
+    txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s), txn.readOnly === true);
     txn.sx.vxid = txn.vxid;
   }
   try {
