@@ -337,6 +337,7 @@ export async function imageOps(
     mode: RowLockMode;
     newCtid?: string;
     next?: string;
+    movedPartition?: true;
     own: boolean;
   }[],
   created: { oid: number; relation: string; ctid: string }[],
@@ -377,7 +378,7 @@ export async function imageOps(
         if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
         updatedNew.add(k);
         ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
-      } else ops.push({ op: 'delete', target: ref(t) });
+      } else ops.push({ op: 'delete', target: ref(t), ...(t.movedPartition ? { moved: true as const } : {}) });
     } else {
       // A later version locked only because the statement locked an updated one before it
       // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,

@@ -58,6 +58,9 @@ export function parseRelations(rows: (string | null)[][]): Map<number, RelationI
   );
 }
 
+/** t_ctid of a tuple whose row an UPDATE moved to another partition (InvalidBlockNumber, MovedPartitionsOffsetNumber). */
+export const MOVED_PARTITIONS_CTID = '(4294967295,65533)';
+
 /** Runs the prepared tuple scan over the tables this transaction may have written (see PgliteExecutor.create). */
 export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
 
@@ -154,7 +157,11 @@ export async function decodeTuples(
       own: ownXids.has(Number(xmin)),
       xid: byXid,
     };
-    if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    // An update that moves the row to another partition deletes it here (its new version is an
+    // insert into the other partition) and marks t_ctid with ItemPointerSetMovedPartitions.
+    if (mode === 'Update' && tctid === MOVED_PARTITIONS_CTID) t.movedPartition = true;
+    else if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    else if (tctid === MOVED_PARTITIONS_CTID) continue;
     else if (mode !== 'NoKeyUpdate' && mode !== 'Update' && tctid && tctid !== ctid) t.next = tctid;
     touched.push(t);
   }
