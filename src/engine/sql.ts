@@ -22,7 +22,16 @@ export type TxnControl =
 /** What the engine needs to know about one statement. */
 export type Classified =
   | { kind: 'txn'; ctl: TxnControl }
-  | { kind: 'set'; local: boolean; name: string | null; reset: boolean; resetAll: boolean; setTransaction: boolean; isolation?: string; readOnly?: boolean }
+  | {
+      kind: 'set';
+      local: boolean;
+      name: string | null;
+      reset: boolean;
+      resetAll: boolean;
+      setTransaction: boolean;
+      isolation?: string;
+      readOnly?: boolean;
+    }
   | { kind: 'show'; name: string }
   | { kind: 'sleep'; seconds: number }
   /**
@@ -272,14 +281,20 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     case 'TransactionStmt': {
       switch (body.kind) {
         case 'TRANS_STMT_BEGIN':
-          return { kind: 'txn', ctl: { kind: 'begin', isolation: isolationOf(body.options), readOnly: readOnlyOf(body.options), command: 'BEGIN' } };
+          return {
+            kind: 'txn',
+            ctl: { kind: 'begin', isolation: isolationOf(body.options), readOnly: readOnlyOf(body.options), command: 'BEGIN' },
+          };
         case 'TRANS_STMT_START':
-          return { kind: 'txn', ctl: {
+          return {
+            kind: 'txn',
+            ctl: {
               kind: 'begin',
               isolation: isolationOf(body.options),
               readOnly: readOnlyOf(body.options),
               command: 'START TRANSACTION',
-            }, };
+            },
+          };
         case 'TRANS_STMT_COMMIT':
           return { kind: 'txn', ctl: { kind: 'commit' } };
         case 'TRANS_STMT_ROLLBACK':

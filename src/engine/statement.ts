@@ -146,6 +146,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
+  if (step.movedAway) {
+    step.movedAway = undefined;
+    step.error = s.txn?.isolation === 'read committed' ? PG.movedToOtherPartition() : PG.concurrentUpdate();
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
   let st = epqStatement(eng, s, original);
   const seqs = await sequenceStates(eng);
   let dry: DryRun;

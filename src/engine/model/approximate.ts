@@ -22,6 +22,5 @@ export function noteApproximations(eng: ModelState, s: Sess, st: ParsedStatement
       : cls.kind === 'set' && cls.setTransaction
         ? (cls.isolation ?? s.txn?.isolation ?? s.defaultIsolation)
         : undefined;
-  if (isolation === 'serializable' && /deferrable/i.test(st.sql) && asksDeferrable(st.sql))
-    approximate(eng, s, 'serializable-read-only');
+  if (isolation === 'serializable' && /deferrable/i.test(st.sql) && asksDeferrable(st.sql)) approximate(eng, s, 'serializable-read-only');
 }

@@ -22,6 +22,10 @@ export const PG = {
       detail: `Reason code: ${reason}`,
       hint: 'The transaction might succeed if retried.',
     }),
+  /** heapam_tuple_lock: the row a READ COMMITTED statement waited for went to another partition. */
+  movedToOtherPartition: () => err('40001', 'tuple to be locked was already moved to another partition due to concurrent update'),
+  /** ExecUpdate / ExecDelete / ExecLockRows under a transaction snapshot: the row changed since. */
+  concurrentUpdate: () => err('40001', 'could not serialize access due to concurrent update'),
   lockTimeout: (context?: string) => err('55P03', 'canceling statement due to lock timeout', context ? { context } : {}),
   statementTimeout: (context?: string) => err('57014', 'canceling statement due to statement timeout', context ? { context } : {}),
   userCancel: () => err('57014', 'canceling statement due to user request'),
