@@ -69,7 +69,10 @@ export async function dryRunInner(eng: EngineContext, s: Sess, st: ParsedStateme
   const txn = s.txn!;
   const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
   const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
-  const begin = await beginSql(eng, s, true);
+  // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
+  // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
+  const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
+  const begin = await beginSql(eng, s, needsSnapshot);
   const shadow = shadowSql(eng, s, st);
   if (triggersOff) {
     shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;

@@ -96,7 +96,7 @@ ORDER BY c.oid, b.blk, h.lp`;
 }
 
 /**
- * SQL finding the btree leaf pages that hold index entries pointing at the given heap tuples
+ * SQL finding the btree leaf pages (and hash primary bucket pages) that hold index entries pointing at the given heap tuples
  * (SERIALIZABLE: an index insert checks the SIREAD locks on the page it lands on).
  */
 export function indexPagesSql(indexOids: number[], ctids: string[]): string {
@@ -105,7 +105,28 @@ export function indexPagesSql(indexOids: number[], ctids: string[]): string {
 CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
 CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.bt_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) i
 CROSS JOIN LATERAL pg_catalog.unnest(coalesce(i.tids, ARRAY[i.htid])) AS x(tid)
-WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})`;
+WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})
+UNION ALL
+${hashPagesSql(indexOids, arr)}`;
+}
+
+/**
+ * The hash-index half of indexPagesSql: _hash_doinsert checks the SIREAD locks on the primary
+ * bucket page of the key, also when the entry lands on one of the bucket's overflow pages.
+ */
+function hashPagesSql(indexOids: number[], arr: string): string {
+  const ns = INTERNAL_SCHEMA;
+  return `SELECT h.oid::int, (SELECT min(p.blk) FROM (SELECT q.oid, q.blk, (${ns}.hash_page_stats(q.raw)).hasho_bucket AS bucket
+      FROM (SELECT c2.oid, b2.blk, ${ns}.get_raw_page(c2.oid::regclass::text, b2.blk) AS raw FROM pg_catalog.pg_class c2
+        CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c2.oid) / 8192)::int - 1) AS b2(blk) WHERE c2.oid = h.oid) q
+      WHERE ${ns}.hash_page_type(q.raw) = 'bucket') p WHERE p.bucket = h.bucket), x.ctid::text
+FROM (SELECT t.oid, t.raw, (${ns}.hash_page_stats(t.raw)).hasho_bucket AS bucket
+  FROM (SELECT c.oid, ${ns}.get_raw_page(c.oid::regclass::text, b.blk) AS raw FROM pg_catalog.pg_class c
+    CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+    WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 405) t
+  WHERE ${ns}.hash_page_type(t.raw) IN ('bucket', 'overflow')) h
+CROSS JOIN LATERAL ${ns}.hash_page_items(h.raw) x
+WHERE x.ctid = ANY(${arr})`;
 }
 
 /** Decodes a tuple scan into the tuples touched by `stmtXids` and those it created; `ownXids` are all of the session's xids. */
