@@ -96,7 +96,7 @@ ORDER BY c.oid, b.blk, h.lp`;
 }
 
 /**
- * SQL finding the btree leaf pages (and hash primary bucket pages) that hold index entries pointing at the given heap tuples
+ * SQL finding the btree and GiST leaf pages (and hash primary bucket pages) that hold index entries pointing at the given heap tuples
  * (SERIALIZABLE: an index insert checks the SIREAD locks on the page it lands on).
  */
 export function indexPagesSql(indexOids: number[], ctids: string[]): string {
@@ -107,7 +107,20 @@ CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.bt_page_items(${INTERNAL_SCHEMA}.get_raw_p
 CROSS JOIN LATERAL pg_catalog.unnest(coalesce(i.tids, ARRAY[i.htid])) AS x(tid)
 WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})
 UNION ALL
-${hashPagesSql(indexOids, arr)}`;
+${hashPagesSql(indexOids, arr)}
+UNION ALL
+${gistPagesSql(indexOids, arr)}`;
+}
+
+/** The GiST half of indexPagesSql: gistdoinsert checks the SIREAD locks on the leaf page the entry goes to. */
+function gistPagesSql(indexOids: number[], arr: string): string {
+  const ns = INTERNAL_SCHEMA;
+  return `SELECT t.oid::int, t.blk, x.ctid::text
+FROM (SELECT c.oid, b.blk, ${ns}.get_raw_page(c.oid::regclass::text, b.blk) AS raw FROM pg_catalog.pg_class c
+  CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+  WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 783) t
+CROSS JOIN LATERAL ${ns}.gist_page_items_bytea(t.raw) x
+WHERE 'leaf' = ANY((${ns}.gist_page_opaque_info(t.raw)).flags) AND x.ctid = ANY(${arr})`;
 }
 
 /**
