@@ -56,6 +56,23 @@ describe('approximation notes', () => {
     expect(ev.map((x) => x.type === 'approximation' && x.topic)).toEqual(['serializable-read-only', 'temp-table']);
   });
 
+  it('a statement that raised notices and then waited for a row is noted; one without notices is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN');
+    await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', 'UPDATE accounts SET balance = 1 WHERE id = 1');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN');
+    await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', "DO $$ BEGIN RAISE NOTICE 'before'; UPDATE accounts SET balance = 1 WHERE id = 1; END $$");
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual(['notices-wait']);
+  });
+
   it('COMMIT of a change to a table with a deferred constraint is noted; one without is not', async () => {
     const e = await engine();
     await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');

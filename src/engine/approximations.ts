@@ -10,7 +10,8 @@
 import { parseSync } from 'libpg-query';
 
 /** One approximation a statement can touch. */
-export type ApproximationTopic = 'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only';
+export type ApproximationTopic =
+  'index-order' | 'join-recheck' | 'deferred-commit' | 'temp-table' | 'serializable-read-only' | 'notices-wait';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -22,6 +23,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: this transaction changed a table with deferrable constraints or triggers; the simulator does not run deferred checks at COMMIT, so a violation PostgreSQL reports there is not reported.',
   'temp-table':
     'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
+  'notices-wait':
+    'Lockstep: this statement raised notices and then waited for a row; PostgreSQL sends the notices raised before the wait at once and the EvalPlanQual recheck raises more, while the simulator shows only the notices of its re-run, after the wait.',
   'serializable-read-only':
     'Lockstep: DEFERRABLE is not modelled for SERIALIZABLE READ ONLY transactions; the simulator does not wait for a safe snapshot, so the transaction starts at once on a snapshot that may later prove unsafe.',
 };

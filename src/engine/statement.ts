@@ -258,6 +258,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
   if (outcome === 'wait' && !rowWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
+  // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
+  if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) approximate(eng, s, 'notices-wait');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
   // wait. A relation lock is waited for before the statement takes its snapshot.
