@@ -146,12 +146,16 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
-  if (step.movedAway) {
+  // INSERT … ON CONFLICT under READ COMMITTED starts over instead (ExecOnConflictUpdate): the
+  // conflicting row is gone from that partition.
+  const retries = s.txn?.isolation === 'read committed' && original.cls.kind === 'dml' && original.cls.verb === 'insert';
+  if (step.movedAway && !retries) {
     step.movedAway = undefined;
     step.error = s.txn?.isolation === 'read committed' ? PG.movedToOtherPartition() : PG.concurrentUpdate();
     abortTxnState(eng, s, true);
     return 'error';
   }
+  step.movedAway = undefined;
   let st = epqStatement(eng, s, original);
   const seqs = await sequenceStates(eng);
   let dry: DryRun;
