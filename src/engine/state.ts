@@ -102,7 +102,7 @@ export interface RunningStep {
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
-  movedAway?: true;
+  movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
   epq?: { oid: number; ctids: string[]; horizon?: number };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */

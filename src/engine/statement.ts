@@ -148,10 +148,18 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   // INSERT … ON CONFLICT under READ COMMITTED starts over instead (ExecOnConflictUpdate): the
   // conflicting row is gone from that partition.
-  const retries = s.txn?.isolation === 'read committed' && original.cls.kind === 'dml' && original.cls.verb === 'insert';
+  const retries =
+    s.txn?.isolation === 'read committed' &&
+    original.cls.kind === 'dml' &&
+    original.cls.verb === 'insert' &&
+    original.cls.onConflict === true;
   if (step.movedAway && !retries) {
+    const context = step.movedAway.context;
     step.movedAway = undefined;
-    step.error = s.txn?.isolation === 'read committed' ? PG.movedToOtherPartition() : PG.concurrentUpdate();
+    step.error = {
+      ...(s.txn?.isolation === 'read committed' ? PG.movedToOtherPartition() : PG.concurrentUpdate()),
+      ...(context ? { context } : {}),
+    };
     abortTxnState(eng, s, true);
     return 'error';
   }
