@@ -39,10 +39,13 @@ const last = (e: Engine, session: string): ApproximationTopic[] =>
     .history!.at(-1)!.approximations ?? [];
 
 describe('approximation notes', () => {
-  it('a temporary table, and SERIALIZABLE READ ONLY, are noted on their statements', async () => {
+  it('a temporary table, and SERIALIZABLE DEFERRABLE, are noted on their statements; READ ONLY is modelled', async () => {
     const e = await engine();
-    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY');
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE');
     expect(last(e, 's1')).toEqual(['serializable-read-only']);
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY');
+    expect(last(e, 's1')).toEqual([]);
     await e.submit('s1', 'ROLLBACK');
     await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE');
     expect(last(e, 's1')).toEqual([]);
@@ -53,6 +56,23 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual([]);
     const ev = e.snapshot().events.filter((x) => x.type === 'approximation');
     expect(ev.map((x) => x.type === 'approximation' && x.topic)).toEqual(['serializable-read-only', 'temp-table']);
+  });
+
+  it('a statement that raised notices and then waited for a row is noted; one without notices is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN');
+    await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', 'UPDATE accounts SET balance = 1 WHERE id = 1');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN');
+    await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', "DO $$ BEGIN RAISE NOTICE 'before'; UPDATE accounts SET balance = 1 WHERE id = 1; END $$");
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual(['notices-wait']);
   });
 
   it('COMMIT of a change to a table with a deferred constraint is noted; one without is not', async () => {

@@ -12,7 +12,7 @@ export function loadParser(): Promise<void> {
 }
 
 export type TxnControl =
-  | { kind: 'begin'; isolation?: string; command: 'BEGIN' | 'START TRANSACTION' }
+  | { kind: 'begin'; isolation?: string; readOnly?: boolean; command: 'BEGIN' | 'START TRANSACTION' }
   | { kind: 'commit' }
   | { kind: 'rollback' }
   | { kind: 'savepoint'; name: string }
@@ -22,7 +22,16 @@ export type TxnControl =
 /** What the engine needs to know about one statement. */
 export type Classified =
   | { kind: 'txn'; ctl: TxnControl }
-  | { kind: 'set'; local: boolean; name: string | null; reset: boolean; resetAll: boolean; setTransaction: boolean; isolation?: string }
+  | {
+      kind: 'set';
+      local: boolean;
+      name: string | null;
+      reset: boolean;
+      resetAll: boolean;
+      setTransaction: boolean;
+      isolation?: string;
+      readOnly?: boolean;
+    }
   | { kind: 'show'; name: string }
   | { kind: 'sleep'; seconds: number }
   /**
@@ -184,6 +193,15 @@ function isolationOf(options: unknown): string | undefined {
   return iso;
 }
 
+/** READ ONLY (true) or READ WRITE (false) among BEGIN / SET TRANSACTION options, if either is given (the last one counts). */
+function readOnlyOf(options: unknown): boolean | undefined {
+  let ro: boolean | undefined;
+  walk(options, (k, v) => {
+    if (k === 'DefElem' && v.defname === 'transaction_read_only') ro = constString(v.arg) === '1';
+  });
+  return ro;
+}
+
 const UNSUPPORTED: Record<string, string> = {
   VacuumStmt: 'VACUUM / ANALYZE inside a session',
   ListenStmt: 'LISTEN',
@@ -263,9 +281,20 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     case 'TransactionStmt': {
       switch (body.kind) {
         case 'TRANS_STMT_BEGIN':
-          return { kind: 'txn', ctl: { kind: 'begin', isolation: isolationOf(body.options), command: 'BEGIN' } };
+          return {
+            kind: 'txn',
+            ctl: { kind: 'begin', isolation: isolationOf(body.options), readOnly: readOnlyOf(body.options), command: 'BEGIN' },
+          };
         case 'TRANS_STMT_START':
-          return { kind: 'txn', ctl: { kind: 'begin', isolation: isolationOf(body.options), command: 'START TRANSACTION' } };
+          return {
+            kind: 'txn',
+            ctl: {
+              kind: 'begin',
+              isolation: isolationOf(body.options),
+              readOnly: readOnlyOf(body.options),
+              command: 'START TRANSACTION',
+            },
+          };
         case 'TRANS_STMT_COMMIT':
           return { kind: 'txn', ctl: { kind: 'commit' } };
         case 'TRANS_STMT_ROLLBACK':
@@ -298,6 +327,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
             resetAll: false,
             setTransaction: true,
             isolation: isolationOf(body.args),
+            readOnly: readOnlyOf(body.args),
           };
       }
       return {

@@ -52,6 +52,8 @@ export interface UniqueKey {
 export interface Txn {
   implicit: boolean;
   isolation: IsolationLevel;
+  /** BEGIN … READ ONLY / SET TRANSACTION READ ONLY (XactReadOnly; SSI treats such a transaction apart). */
+  readOnly?: boolean;
   xid: number | null;
   vxid: string;
   startMs: number;
@@ -99,6 +101,8 @@ export interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
+  movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
   epq?: { oid: number; ctids: string[]; horizon?: number };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */

@@ -135,6 +135,7 @@ export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Cla
     return 'error';
   }
   if (cls.isolation) s.txn!.isolation = cls.isolation as IsolationLevel;
+  if (cls.readOnly !== undefined) s.txn!.readOnly = cls.readOnly;
   step.results.push({ command: 'SET' });
   return 'ok';
 }
@@ -149,6 +150,24 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
+  // INSERT … ON CONFLICT under READ COMMITTED starts over instead (ExecOnConflictUpdate): the
+  // conflicting row is gone from that partition.
+  const retries =
+    s.txn?.isolation === 'read committed' &&
+    original.cls.kind === 'dml' &&
+    original.cls.verb === 'insert' &&
+    original.cls.onConflict === true;
+  if (step.movedAway && !retries) {
+    const context = step.movedAway.context;
+    step.movedAway = undefined;
+    step.error = {
+      ...(s.txn?.isolation === 'read committed' ? PG.movedToOtherPartition() : PG.concurrentUpdate()),
+      ...(context ? { context } : {}),
+    };
+    abortTxnState(eng, s, true);
+    return 'error';
+  }
+  step.movedAway = undefined;
   let st = epqStatement(eng, s, original);
   const seqs = await sequenceStates(eng);
   let dry: DryRun;
@@ -276,6 +295,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && keyWait) step.keyFormed ??= seqs ?? undefined;
   if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
+  // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
+  if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) approximate(eng, s, 'notices-wait');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {

@@ -1,6 +1,6 @@
 /** Transaction control statements, COMMIT in PGlite, and the end of a transaction. */
 import type { EngineContext } from './context';
-import { followUpdates } from './model/followUpdates';
+import { followUpdates, noteMovedRows } from './model/followUpdates';
 import { PG } from './model/messages';
 import { SsiFailure } from './model/ssi';
 import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn';
@@ -27,7 +27,8 @@ export async function execTxnControl(
       } else if (s.txn?.implicit) {
         s.txn.implicit = false;
         if (ctl.isolation) s.txn.isolation = ctl.isolation as IsolationLevel;
-      } else beginTxn(eng, s, false, ctl.isolation);
+        if (ctl.readOnly !== undefined) s.txn.readOnly = ctl.readOnly;
+      } else beginTxn(eng, s, false, ctl.isolation, ctl.readOnly);
       step.results.push({ command: ctl.command });
       return 'ok';
     case 'commit': {
@@ -121,6 +122,7 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
       return r.error;
     }
     followUpdates(eng, s, r.committed);
+    noteMovedRows(eng, s);
     // The catalog changes only when the transaction ran DDL (replayed as SQL text).
     const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
     if (ddl) await refreshCatalog(eng);

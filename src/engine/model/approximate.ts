@@ -1,5 +1,5 @@
 /** Lockstep's notes on a step that touches something the simulator approximates (approximations.ts). */
-import { APPROXIMATION_TEXT, asksReadOnlyOrDeferrable, createsTempTable, type ApproximationTopic } from '../approximations';
+import { APPROXIMATION_TEXT, asksDeferrable, createsTempTable, type ApproximationTopic } from '../approximations';
 import type { ParsedStatement } from '../sql';
 import { event, type ModelState, type Sess } from '../state';
 
@@ -11,7 +11,7 @@ export function approximate(eng: ModelState, s: Sess, topic: ApproximationTopic)
   event(eng, { type: 'approximation', atMs: eng.clock, session: s.name, topic, message: APPROXIMATION_TEXT[topic] });
 }
 
-/** The approximations a statement's text alone shows: a temporary table, SERIALIZABLE READ ONLY / DEFERRABLE. */
+/** The approximations a statement's text alone shows: a temporary table, SERIALIZABLE DEFERRABLE. */
 export function noteApproximations(eng: ModelState, s: Sess, st: ParsedStatement): void {
   const cls = st.cls;
   if (cls.kind === 'dml' && cls.verb === 'other' && /\btemp(orary)?\b/i.test(st.sql) && createsTempTable(st.sql))
@@ -22,6 +22,5 @@ export function noteApproximations(eng: ModelState, s: Sess, st: ParsedStatement
       : cls.kind === 'set' && cls.setTransaction
         ? (cls.isolation ?? s.txn?.isolation ?? s.defaultIsolation)
         : undefined;
-  if (isolation === 'serializable' && /read\s+only|deferrable/i.test(st.sql) && asksReadOnlyOrDeferrable(st.sql))
-    approximate(eng, s, 'serializable-read-only');
+  if (isolation === 'serializable' && /deferrable/i.test(st.sql) && asksDeferrable(st.sql)) approximate(eng, s, 'serializable-read-only');
 }

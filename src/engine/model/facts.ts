@@ -46,6 +46,8 @@ export interface TupleTouch {
   newCtid?: string;
   /** For locks of a version that was updated: the next version's ctid (t_ctid). */
   next?: string;
+  /** Deleted by an UPDATE that moved the row to another partition (t_ctid is the moved-partitions marker). */
+  movedPartition?: true;
   /** The tuple was created by this session's own transaction (nobody else can see it). */
   own: boolean;
   /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */

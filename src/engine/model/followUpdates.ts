@@ -2,6 +2,33 @@
 import type { ModelState, Sess } from '../state';
 
 /**
+ * A committed UPDATE that moved rows to another partition: a session waiting for one of those
+ * rows finds, once it wakes, the moved-partitions marker in the old tuple's t_ctid, and its
+ * statement fails (heapam_tuple_lock under READ COMMITTED, the snapshot check otherwise).
+ */
+export function noteMovedRows(eng: ModelState, s: Sess): void {
+  const moved = new Set<string>();
+  for (const e of s.txn!.log)
+    if (e.kind === 'image')
+      for (const op of e.ops) {
+        if (op.op !== 'delete' || !op.moved) continue;
+        // A version the transaction updated before moving it: waiters wait on the committed tuple it descends from.
+        const origin = op.target.own ? s.txn!.originOf.get(`${op.target.rel}:${op.target.ctid}`) : undefined;
+        if (!op.target.own) moved.add(`${op.target.rel}:${op.target.ctid}`);
+        else if (origin) moved.add(`${origin.oid}:(${origin.block},${origin.offset})`);
+      }
+  if (!moved.size) return;
+  for (const other of eng.sessions.values()) {
+    const t = other.step?.wait?.tuple;
+    if (other === s || !other.step || other.step.done || !t || !moved.has(`${t.oid}:(${t.block},${t.offset})`)) continue;
+    // A foreign-key check's wait: the error keeps the check's SQL statement as its CONTEXT.
+    const ctx = other.step.wait?.context;
+    const at = ctx?.indexOf('SQL statement "') ?? -1;
+    other.step.movedAway = at >= 0 ? { context: ctx!.slice(at) } : {};
+  }
+}
+
+/**
  * A committed update moves the row to a new version. Other sessions' FOR KEY SHARE locks on
  * the old version (the only ones a non-key update is compatible with) live on in the new
  * version's header, so the model and their row images follow the update chain.

@@ -16,7 +16,7 @@ export interface TupleRef {
 export type ImageOp =
   | { op: 'lock'; target: TupleRef; mode: RowLockMode }
   | { op: 'update'; target: TupleRef; columns: string[]; values: (string | null)[]; newCtid: string }
-  | { op: 'delete'; target: TupleRef }
+  | { op: 'delete'; target: TupleRef; moved?: true }
   | { op: 'insert'; rel: number; relation: string; columns: string[]; values: (string | null)[]; newCtid: string }
   | { op: 'advisory'; tag: LockTag & { type: 'advisory' }; mode: LockMode };
 

@@ -22,6 +22,8 @@ export const PG = {
       detail: `Reason code: ${reason}`,
       hint: 'The transaction might succeed if retried.',
     }),
+  /** heapam_tuple_lock: the row a READ COMMITTED statement waited for went to another partition. */
+  movedToOtherPartition: () => err('40001', 'tuple to be locked was already moved to another partition due to concurrent update'),
   lockTimeout: (context?: string) => err('55P03', 'canceling statement due to lock timeout', context ? { context } : {}),
   statementTimeout: (context?: string) => err('57014', 'canceling statement due to statement timeout', context ? { context } : {}),
   /** heap_lock_tuple after a wait for a transaction that updated or deleted the row, under a transaction snapshot (nodeLockRows.c). */

@@ -10,8 +10,10 @@
  * writes from the tuple headers. What the port decides: rw-conflicts between the simulated
  * sessions, dangerous structures, who is doomed, and the "Reason code" of the 40001.
  *
- * Not ported (docs/engine.md lists them): READ ONLY / DEFERRABLE transactions and the
- * safe-snapshot optimisation, summarisation of old committed transactions to the SLRU (it
+ * READ ONLY transactions are ported with the safe-snapshot optimisation (possibleUnsafeConflicts,
+ * SXACT_FLAG_RO_SAFE / RO_UNSAFE, opting out when no writable transaction runs).
+ *
+ * Not ported (docs/engine.md lists them): DEFERRABLE's wait for a safe snapshot, summarisation of old committed transactions to the SLRU (it
  * only happens when shared memory runs short), page splits moving index-page locks,
  * parallel query.
  */
@@ -78,6 +80,21 @@ export class Sxact {
   doomed = false;
   rolledBack = false;
   readOnly = false;
+  /** Declared READ ONLY at its start (SxactIsReadOnly from GetSerializableTransactionSnapshotInt on). */
+  declaredReadOnly = false;
+  /**
+   * Not (or no longer) a serializable transaction for SSI: a READ ONLY one that opted out at its
+   * start, or that released everything once known safe (MySerializableXact is invalid then).
+   */
+  untracked = false;
+  /** SXACT_FLAG_RO_SAFE: every writable transaction it overlapped committed harmlessly. */
+  roSafe = false;
+  /** SXACT_FLAG_RO_UNSAFE: one of them committed with a conflict out to an earlier commit. */
+  roUnsafe = false;
+  /** READ ONLY: the concurrent writable transactions that could still make it unsafe (possibleUnsafeConflicts). */
+  readonly possibleUnsafe = new Set<Sxact>();
+  /** Writable: the concurrent READ ONLY transactions it could make unsafe. */
+  readonly possibleUnsafeFor = new Set<Sxact>();
   /** SXACT_FLAG_CONFLICT_OUT: committed with a conflict out to a transaction that committed first. */
   conflictOut = false;
   didWrite = false;
@@ -147,11 +164,27 @@ export class Ssi {
     return [...this.active];
   }
 
-  /** GetSerializableTransactionSnapshotInt: the transaction takes its snapshot. */
-  begin(session: string, xmin: number): Sxact {
+  /**
+   * GetSerializableTransactionSnapshotInt: the transaction takes its snapshot. A READ ONLY one
+   * opts out of SSI when no writable serializable transaction is running (or every one is
+   * doomed); otherwise it records the writable ones that could make its snapshot unsafe.
+   */
+  begin(session: string, xmin: number, readOnly = false): Sxact {
     const sx = new Sxact(session, xmin, this.lastCommitSeqNo);
+    if (readOnly) {
+      sx.readOnly = sx.declaredReadOnly = true;
+      if (this.writableCount > 0)
+        for (const o of this.active)
+          if (!o.committed && !o.doomed && !o.readOnly) {
+            sx.possibleUnsafe.add(o);
+            o.possibleUnsafeFor.add(sx);
+          }
+      if (!sx.possibleUnsafe.size) {
+        sx.untracked = true;
+        return sx;
+      }
+    } else this.writableCount++;
     this.active.add(sx);
-    this.writableCount++;
     if (this.globalXmin === null) {
       this.globalXmin = xmin;
       this.globalXminCount = 1;
@@ -165,7 +198,14 @@ export class Ssi {
    * of what it examined (CheckForSerializableConflictOut) and takes the locks.
    */
   read(me: Sxact, scope: PredTarget[], added: PredTarget[], reached: ReadonlySet<SsiWrite> | undefined, heapRead: boolean): void {
-    if (!scope.length && !added.length) return;
+    if (me.untracked || (!scope.length && !added.length)) return;
+    // SerializationNeededForRead: a READ ONLY transaction known safe releases everything at its
+    // next read and runs on as if it were not serializable.
+    if (me.roSafe) {
+      this.finish(me, false, 0);
+      me.untracked = true;
+      return;
+    }
     // A doomed transaction fails when its scan looks at a heap tuple (an index probe that finds
     // no entry never does).
     if (me.doomed && heapRead) throw new SsiFailure('Canceled on identification as a pivot, during conflict out checking.');
@@ -191,6 +231,7 @@ export class Ssi {
   indexCandidates(me: Sxact, scope: PredTarget[]): (SsiWrite & { kind: 'index' })[] {
     const scopeMap = new Map(scope.map((t) => [targetKey(t), t]));
     const out: (SsiWrite & { kind: 'index' })[] = [];
+    if (me.untracked || me.roSafe) return out;
     for (const w of this.active) {
       if (w === me || w.doomed || w.rolledBack || me.outConflicts.has(w)) continue;
       if (w.committed && w.commitSeqNo <= me.lastCommitBeforeSnapshot) continue;
@@ -206,7 +247,7 @@ export class Ssi {
    * SIREAD lock on a written tuple is kept and the writes go if the subtransaction aborts.
    */
   write(me: Sxact, writes: SsiWrite[], depth: number, xid: number | null): void {
-    if (!writes.length) return;
+    if (!writes.length || me.untracked) return;
     if (me.doomed) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
     me.didWrite = true;
     if (xid !== null) me.topXid = xid;
@@ -233,6 +274,7 @@ export class Ssi {
 
   /** PreCommit_CheckForSerializationFailure: throws, or returns what to apply once the commit is certain. */
   preCommit(me: Sxact): () => void {
+    if (me.untracked) return () => {};
     if (me.doomed) throw new SsiFailure('Canceled on identification as a pivot, during commit attempt.');
     // PostgreSQL dooms as it goes (a pivot doomed earlier in the loop no longer counts as a far
     // conflict); the set is applied only once the commit is certain.
@@ -262,9 +304,9 @@ export class Ssi {
 
   /** ReleasePredicateLocks at commit or abort. `nextXid`: the next transaction id to be assigned. */
   finish(me: Sxact, isCommit: boolean, nextXid: number): void {
-    if (me.finished) return;
+    if (me.finished || me.untracked) return;
     me.finished = true;
-    const declaredReadOnly = false;
+    const declaredReadOnly = me.declaredReadOnly;
     me.finishedBefore = nextXid;
     if (isCommit) {
       me.committed = true;
@@ -275,7 +317,13 @@ export class Ssi {
       me.rolledBack = true;
       me.prepared = false;
     }
-    if (!declaredReadOnly && --this.writableCount === 0) this.canPartialClearThrough = this.lastCommitSeqNo;
+    if (!declaredReadOnly) {
+      if (--this.writableCount === 0) this.canPartialClearThrough = this.lastCommitSeqNo;
+    } else {
+      // Read-only: the writers that might have made it unsafe no longer matter.
+      for (const w of me.possibleUnsafe) w.possibleUnsafeFor.delete(me);
+      me.possibleUnsafe.clear();
+    }
     for (const w of [...me.outConflicts]) {
       if (isCommit && !me.readOnly && w.committed) {
         if (!me.conflictOut || w.prepareSeqNo < me.earliestOutConflictCommit) me.earliestOutConflictCommit = w.prepareSeqNo;
@@ -284,6 +332,20 @@ export class Ssi {
       if (!isCommit || w.committed || w.lastCommitBeforeSnapshot >= this.lastCommitSeqNo) this.releaseConflict(me, w);
     }
     for (const r of [...me.inConflicts]) if (!isCommit || r.committed || r.readOnly) this.releaseConflict(r, me);
+    // A writable transaction leaves the READ ONLY ones it overlapped: unsafe if it committed a
+    // write with a conflict out to a transaction that committed before their snapshot, safe
+    // once the last such writer is gone.
+    for (const ro of [...me.possibleUnsafeFor]) {
+      if (isCommit && me.didWrite && me.conflictOut && me.earliestOutConflictCommit <= ro.lastCommitBeforeSnapshot) {
+        ro.roUnsafe = true;
+        for (const w of ro.possibleUnsafe) w.possibleUnsafeFor.delete(ro);
+        ro.possibleUnsafe.clear();
+      } else {
+        me.possibleUnsafeFor.delete(ro);
+        ro.possibleUnsafe.delete(me);
+        if (!ro.possibleUnsafe.size) ro.roSafe = true;
+      }
+    }
     let needToClear = false;
     if (me.xmin === this.globalXmin && --this.globalXminCount === 0) {
       this.setNewGlobalXmin();

@@ -5,11 +5,12 @@ import { cancelTimers, event, type ModelState, queueResumes, type Sess } from '.
 import type { IsolationLevel } from '../types';
 
 /** Opens a transaction (implicit for a single statement) and takes its virtualxid lock. */
-export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?: string): void {
+export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?: string, readOnly?: boolean): void {
   s.vxidCounter++;
   s.txn = {
     implicit,
     isolation: (isolation as IsolationLevel | undefined) ?? s.defaultIsolation,
+    ...(readOnly ? { readOnly } : {}),
     xid: null,
     vxid: `${s.index + 3}/${s.vxidCounter}`,
     startMs: eng.clock,

@@ -86,7 +86,10 @@ export async function dryRunInner(
   const txn = s.txn!;
   const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
   const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
-  const begin = await beginSql(eng, s, true);
+  // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
+  // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
+  const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
+  const begin = await beginSql(eng, s, needsSnapshot);
   const shadow = shadowSql(eng, s, st);
   if (triggersOff) {
     shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
@@ -133,7 +136,7 @@ export async function dryRunInner(
   }
   if (begin.exporting) txn.snapshot = eng.ex.readExportedSnapshot(all.get('begin', 1)!.rows![0][0]!);
   if (begin.exporting && txn.isolation === 'serializable' && !txn.sx) {
-    txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s));
+    txn.sx = eng.ssi.begin(s.name, snapshotXmin(eng, s), txn.readOnly === true);
     txn.sx.vxid = txn.vxid;
   }
   try {
@@ -362,6 +365,7 @@ export async function imageOps(
     mode: RowLockMode;
     newCtid?: string;
     next?: string;
+    movedPartition?: true;
     own: boolean;
   }[],
   created: { oid: number; relation: string; ctid: string }[],
@@ -402,7 +406,7 @@ export async function imageOps(
         if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
         updatedNew.add(k);
         ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
-      } else ops.push({ op: 'delete', target: ref(t) });
+      } else ops.push({ op: 'delete', target: ref(t), ...(t.movedPartition ? { moved: true as const } : {}) });
     } else {
       // A later version locked only because the statement locked an updated one before it
       // (heap_lock_updated_tuple follows the chain): replaying the first lock locks it again,

@@ -58,6 +58,9 @@ export function parseRelations(rows: (string | null)[][]): Map<number, RelationI
   );
 }
 
+/** t_ctid of a tuple whose row an UPDATE moved to another partition (InvalidBlockNumber, MovedPartitionsOffsetNumber). */
+export const MOVED_PARTITIONS_CTID = '(4294967295,65533)';
+
 /** Runs the prepared tuple scan over the tables this transaction may have written (see PgliteExecutor.create). */
 export const TUPLE_SCAN_SQL = 'EXECUTE lockstep_scan';
 
@@ -93,7 +96,7 @@ ORDER BY c.oid, b.blk, h.lp`;
 }
 
 /**
- * SQL finding the btree leaf pages that hold index entries pointing at the given heap tuples
+ * SQL finding the btree and GiST leaf pages (and hash primary bucket pages) that hold index entries pointing at the given heap tuples
  * (SERIALIZABLE: an index insert checks the SIREAD locks on the page it lands on).
  */
 export function indexPagesSql(indexOids: number[], ctids: string[]): string {
@@ -102,7 +105,41 @@ export function indexPagesSql(indexOids: number[], ctids: string[]): string {
 CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
 CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.bt_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) i
 CROSS JOIN LATERAL pg_catalog.unnest(coalesce(i.tids, ARRAY[i.htid])) AS x(tid)
-WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})`;
+WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 403 AND x.tid = ANY(${arr})
+UNION ALL
+${hashPagesSql(indexOids, arr)}
+UNION ALL
+${gistPagesSql(indexOids, arr)}`;
+}
+
+/** The GiST half of indexPagesSql: gistdoinsert checks the SIREAD locks on the leaf page the entry goes to. */
+function gistPagesSql(indexOids: number[], arr: string): string {
+  const ns = INTERNAL_SCHEMA;
+  return `SELECT t.oid::int, t.blk, x.ctid::text
+FROM (SELECT c.oid, b.blk, ${ns}.get_raw_page(c.oid::regclass::text, b.blk) AS raw FROM pg_catalog.pg_class c
+  CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+  WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 783) t
+CROSS JOIN LATERAL ${ns}.gist_page_items_bytea(t.raw) x
+WHERE 'leaf' = ANY((${ns}.gist_page_opaque_info(t.raw)).flags) AND x.ctid = ANY(${arr})`;
+}
+
+/**
+ * The hash-index half of indexPagesSql: _hash_doinsert checks the SIREAD locks on the primary
+ * bucket page of the key, also when the entry lands on one of the bucket's overflow pages.
+ */
+function hashPagesSql(indexOids: number[], arr: string): string {
+  const ns = INTERNAL_SCHEMA;
+  return `SELECT h.oid::int, (SELECT min(p.blk) FROM (SELECT q.oid, q.blk, (${ns}.hash_page_stats(q.raw)).hasho_bucket AS bucket
+      FROM (SELECT c2.oid, b2.blk, ${ns}.get_raw_page(c2.oid::regclass::text, b2.blk) AS raw FROM pg_catalog.pg_class c2
+        CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c2.oid) / 8192)::int - 1) AS b2(blk) WHERE c2.oid = h.oid) q
+      WHERE ${ns}.hash_page_type(q.raw) = 'bucket') p WHERE p.bucket = h.bucket), x.ctid::text
+FROM (SELECT t.oid, t.raw, (${ns}.hash_page_stats(t.raw)).hasho_bucket AS bucket
+  FROM (SELECT c.oid, ${ns}.get_raw_page(c.oid::regclass::text, b.blk) AS raw FROM pg_catalog.pg_class c
+    CROSS JOIN LATERAL pg_catalog.generate_series(1, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+    WHERE c.oid = ANY('{${indexOids.join(',')}}'::oid[]) AND c.relam = 405) t
+  WHERE ${ns}.hash_page_type(t.raw) IN ('bucket', 'overflow')) h
+CROSS JOIN LATERAL ${ns}.hash_page_items(h.raw) x
+WHERE x.ctid = ANY(${arr})`;
 }
 
 /** Decodes a tuple scan into the tuples touched by `stmtXids` and those it created; `ownXids` are all of the session's xids. */
@@ -154,7 +191,11 @@ export async function decodeTuples(
       own: ownXids.has(Number(xmin)),
       xid: byXid,
     };
-    if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    // An update that moves the row to another partition deletes it here (its new version is an
+    // insert into the other partition) and marks t_ctid with ItemPointerSetMovedPartitions.
+    if (mode === 'Update' && tctid === MOVED_PARTITIONS_CTID) t.movedPartition = true;
+    else if ((mode === 'NoKeyUpdate' || mode === 'Update') && tctid !== ctid) t.newCtid = tctid!;
+    else if (tctid === MOVED_PARTITIONS_CTID) continue;
     else if (mode !== 'NoKeyUpdate' && mode !== 'Update' && tctid && tctid !== ctid) t.next = tctid;
     touched.push(t);
   }

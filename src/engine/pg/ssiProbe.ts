@@ -46,8 +46,9 @@ export async function ssiFootprint(
     const rows = new Map<string, string>();
     for (const table of tables) {
       const ctids = touched.inserted.filter((t) => t.relation === table).map((t) => `"${t.ctid}"`);
+      // `t.*` names the row even when the table has a column called t (plain `t` would be that column).
       for (const [ctid, json] of await eng.ex.must(
-        `SELECT ctid::text, pg_catalog.row_to_json(t)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`,
+        `SELECT ctid::text, pg_catalog.row_to_json(t.*)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`,
       ))
         rows.set(`${table}:${ctid}`, json!);
     }

@@ -144,8 +144,9 @@ export async function measureStatementLocks(ex: PgliteExecutor, schema: string, 
   // After the rollback the versions the statement locked or replaced are the live ones again.
   for (const rel of new Set(rows.map((x) => x.relation))) {
     const mine = rows.filter((x) => x.relation === rel);
+    // `t.*` names the row even when the table has a column called t (plain `t` would be that column).
     const back = await ex.run(
-      `SELECT t.ctid::text, pg_catalog.row_to_json(t)::text FROM ${quoteIdent(rel)} t WHERE t.ctid = ANY('{${mine.map((x) => `"${x.ctid}"`).join(',')}}'::tid[])`,
+      `SELECT t.ctid::text, pg_catalog.row_to_json(t.*)::text FROM ${quoteIdent(rel)} t WHERE t.ctid = ANY('{${mine.map((x) => `"${x.ctid}"`).join(',')}}'::tid[])`,
     );
     const values = new Map((back.results.at(-1)?.rows ?? []).map(([ctid, json]) => [ctid, json]));
     for (const x of mine) {

@@ -832,8 +832,10 @@ export const en = {
       'Lockstep: this transaction changed a table with deferrable constraints or triggers; the simulator does not run deferred checks at COMMIT, so a violation PostgreSQL reports there is not reported.',
     'temp-table':
       'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
+    'notices-wait':
+      'Lockstep: this statement raised notices and then waited for a row; PostgreSQL sends the notices raised before the wait at once and the EvalPlanQual recheck raises more, while the simulator shows only the notices of its re-run, after the wait.',
     'serializable-read-only':
-      'Lockstep: READ ONLY and DEFERRABLE are not modelled for SERIALIZABLE transactions; the simulator treats the transaction as read-write (no safe-snapshot optimisation).',
+      'Lockstep: DEFERRABLE is not modelled for SERIALIZABLE READ ONLY transactions; the simulator does not wait for a safe snapshot, so the transaction starts at once on a snapshot that may later prove unsafe.',
     // snapshot: a foreign-key check that waited first
     'fk-wait-rerun':
       'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
