@@ -282,7 +282,7 @@ async function labExplore(
 }
 
 /** Builds the app, serves it, measures. Throws when Chromium is missing. */
-export async function browserBench(opts: { rebuild?: boolean; explore?: boolean } = {}): Promise<BrowserFigures> {
+export async function browserBench(opts: { rebuild?: boolean; explore?: boolean; exploreOnly?: boolean } = {}): Promise<BrowserFigures> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
   if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html'))) {
     // The app imports the prebuilt data directory (what `npm run build` makes in prebuild).
@@ -302,6 +302,10 @@ export async function browserBench(opts: { rebuild?: boolean; explore?: boolean 
     ({ server, baseUrl } = await previewDist());
     bare = await previewBare();
     browser = await launchChromium();
+    if (opts.exploreOnly) {
+      const only = await labExplore(browser, baseUrl);
+      return { chromium: browser.version(), browserExplore3x4Ms: only.ms, browserExplore3x4Runs: only.runs } as BrowserFigures;
+    }
     const cold: [number, number][] = [];
     const repeat: number[] = [];
     const bareMs: number[] = [];

@@ -20,6 +20,7 @@
  * browserRepeatVisitMs, browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms), jsGzipKB and
  * browserExplore3x4Ms (the lab's explorer on the same two scenarios, ≤ 30 s;
  * `--no-browser-explore` skips it). `--no-browser` skips them, `--browser-only` runs only them.
+ * `--browser-explore-only` runs browserExplore3x4Ms alone.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -199,7 +200,7 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
       const total = Number(countAllPermutations(spec));
       const t0 = performance.now();
       const r = await exploreReduced(spec, total, async (i) => {
-        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true });
+        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true, stopAtStall: true });
         return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
       });
       const ms = performance.now() - t0;
@@ -313,6 +314,12 @@ async function main(): Promise<void> {
   const argv = process.argv;
   const labOnly = argv.includes('--lab-only');
   const exploreOnly = argv.includes('--explore-only');
+  if (argv.includes('--browser-explore-only')) {
+    // Only the lab's explorer in Chromium (browserExplore3x4Ms), for side-by-side runs.
+    const b = await browserBench({ exploreOnly: true });
+    console.log(JSON.stringify({ browserExplore3x4Ms: b.browserExplore3x4Ms, browserExplore3x4Runs: b.browserExplore3x4Runs }, null, 2));
+    return;
+  }
   const node: Record<string, unknown> = argv.includes('--browser-only')
     ? {}
     : exploreOnly
