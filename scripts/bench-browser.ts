@@ -66,7 +66,9 @@ export interface BrowserFigures {
   browserColdStartOverBareBoot: number;
   browserRepeatVisitMs: number;
   browserExplore3x4Ms?: number;
-  browserExplore3x4Runs?: { name: string; ms: number; ran: number; total: number }[];
+  /** CPU time of Chromium's processes over the same span (see descendantsCpuMs). */
+  browserExplore3x4CpuMs?: number;
+  browserExplore3x4Runs?: { name: string; ms: number; cpuMs: number; ran: number; total: number }[];
   browserListVisibleMs: number;
   browserSteps: number;
   browserStepMedianMs: number;
@@ -251,6 +253,40 @@ export async function stepLatencies(browser: Browser, baseUrl: string): Promise<
   return { ms, frameMs };
 }
 
+/**
+ * CPU time (user + system, ms) of every live process descending from this one (Chromium's
+ * browser, renderer and helper processes), read from /proc: a figure the machine's load does not
+ * inflate the way it inflates wall time. 0 where /proc is unavailable.
+ */
+export function descendantsCpuMs(): number {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return 0;
+  }
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const d of entries) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      // Fields after the parenthesized command: state ppid … utime(14) stime(15).
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(d), Number(f[1]));
+      ticks.set(Number(d), Number(f[11]) + Number(f[12]));
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  const mine = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  let sum = 0;
+  for (const [pid, t] of ticks) if (mine(pid)) sum += t;
+  return sum * 10; // USER_HZ is 100 on Linux
+}
+
 /** The explorer's 3×4 scenarios (tests/explore/), as the bench's Node half runs them. */
 const EXPLORE_3X4 = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
 
@@ -262,9 +298,9 @@ const EXPLORE_3X4 = ['transfer-3x4-unordered', 'transfer-3x4-ordered'] as const;
 async function labExplore(
   browser: Browser,
   baseUrl: string,
-): Promise<{ ms: number; runs: { name: string; ms: number; ran: number; total: number }[] }> {
+): Promise<{ ms: number; cpuMs: number; runs: { name: string; ms: number; cpuMs: number; ran: number; total: number }[] }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US' });
-  const runs: { name: string; ms: number; ran: number; total: number }[] = [];
+  const runs: { name: string; ms: number; cpuMs: number; ran: number; total: number }[] = [];
   try {
     const page = await context.newPage();
     await page.goto(`${baseUrl}#/lab`);
@@ -276,6 +312,7 @@ async function labExplore(
       await page.getByTestId('lab-explore-cap').fill('34650');
       const summary = page.getByTestId('interleavings-summary');
       const t0 = performance.now();
+      const cpu0 = descendantsCpuMs();
       await page.getByTestId('lab-explore').click();
       await page.waitForFunction(
         () => document.querySelector('[data-testid="interleavings-summary"]')?.getAttribute('data-state') === 'finished',
@@ -283,18 +320,19 @@ async function labExplore(
         { timeout: 900_000, polling: 100 },
       );
       const ms = performance.now() - t0;
+      const cpuMs = descendantsCpuMs() - cpu0;
       const total = Number(await summary.getAttribute('data-total'));
       const ran = Number((await summary.getAttribute('data-ran')) ?? total);
-      runs.push({ name, ms, ran, total });
+      runs.push({ name, ms, cpuMs, ran, total });
     }
   } finally {
     await context.close();
   }
-  return { ms: runs.reduce((a, r) => a + r.ms, 0), runs };
+  return { ms: runs.reduce((a, r) => a + r.ms, 0), cpuMs: runs.reduce((a, r) => a + r.cpuMs, 0), runs };
 }
 
 /** Builds the app, serves it, measures. Throws when Chromium is missing. */
-export async function browserBench(opts: { rebuild?: boolean; explore?: boolean } = {}): Promise<BrowserFigures> {
+export async function browserBench(opts: { rebuild?: boolean; explore?: boolean; exploreOnly?: boolean } = {}): Promise<BrowserFigures> {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
   if (opts.rebuild !== false || !existsSync(join(DIST, 'index.html'))) {
     // The app imports the prebuilt data directory (what `npm run build` makes in prebuild).
@@ -314,6 +352,15 @@ export async function browserBench(opts: { rebuild?: boolean; explore?: boolean 
     ({ server, baseUrl } = await previewDist());
     bare = await previewBare();
     browser = await launchChromium();
+    if (opts.exploreOnly) {
+      const only = await labExplore(browser, baseUrl);
+      return {
+        chromium: browser.version(),
+        browserExplore3x4Ms: only.ms,
+        browserExplore3x4CpuMs: only.cpuMs,
+        browserExplore3x4Runs: only.runs,
+      } as BrowserFigures;
+    }
     const cold: [number, number][] = [];
     const repeat: number[] = [];
     const bareMs: number[] = [];
@@ -353,7 +400,7 @@ export async function browserBench(opts: { rebuild?: boolean; explore?: boolean 
       browserStepFrameP95Ms: quantile(frameMs, 0.95),
       jsGzipKB: js.totalKB,
       jsFiles: js.files,
-      ...(explore ? { browserExplore3x4Ms: explore.ms, browserExplore3x4Runs: explore.runs } : {}),
+      ...(explore ? { browserExplore3x4Ms: explore.ms, browserExplore3x4CpuMs: explore.cpuMs, browserExplore3x4Runs: explore.runs } : {}),
     };
   } finally {
     await browser?.close().catch(() => undefined);

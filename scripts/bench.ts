@@ -20,6 +20,7 @@
  * browserRepeatVisitMs, browserStepMedianMs / browserStepP95Ms (p95 ≤ 16 ms), jsGzipKB and
  * browserExplore3x4Ms (the lab's explorer on the same two scenarios, ≤ 30 s;
  * `--no-browser-explore` skips it). `--no-browser` skips them, `--browser-only` runs only them.
+ * `--browser-explore-only` runs browserExplore3x4Ms alone (with `--no-build`, on the existing dist/).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,16 +195,21 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
   try {
     await exploreBatch(exploreSpec(EXPLORE_SPECS[0]), driver, probe, 0, 1); // boots PGlite
     let totalMs = 0;
+    let totalCpuMs = 0;
     for (const name of EXPLORE_SPECS) {
       const spec = exploreSpec(name);
       const total = Number(countAllPermutations(spec));
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       const r = await exploreReduced(spec, total, async (i) => {
-        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true });
+        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true, stopAtStall: true });
         return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
       });
       const ms = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
       totalMs += ms;
+      totalCpuMs += (cpu.user + cpu.system) / 1000;
+      out[`explore3x4${name.endsWith('unordered') ? 'Unordered' : 'Ordered'}CpuMs`] = (cpu.user + cpu.system) / 1000;
       const key = name.endsWith('unordered') ? 'Unordered' : 'Ordered';
       const sum = summarize(r.outcomes);
       out[`explore3x4${key}Ms`] = ms;
@@ -215,6 +221,8 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
         `${sum.errors} error, ${sum.stalled} stalled, ${sum.finalStates.length} final data`;
     }
     out.explore3x4Ms = totalMs;
+    // This process's CPU time over the same span (PGlite runs in-process): load inflates it far less than wall time.
+    out.explore3x4CpuMs = totalCpuMs;
     // Without the reduction: the first BRUTE_SAMPLE orders of each, run one by one, extrapolated to all.
     let bruteMs = 0;
     for (const name of EXPLORE_SPECS) {
@@ -293,7 +301,11 @@ async function browserFigures(): Promise<Record<string, unknown>> {
       browserColdStartOverBareBoot: b.browserColdStartOverBareBoot,
       browserRepeatVisitMs: b.browserRepeatVisitMs,
       ...(b.browserExplore3x4Ms !== undefined
-        ? { browserExplore3x4Ms: b.browserExplore3x4Ms, browserExplore3x4Runs: b.browserExplore3x4Runs }
+        ? {
+            browserExplore3x4Ms: b.browserExplore3x4Ms,
+            browserExplore3x4CpuMs: b.browserExplore3x4CpuMs,
+            browserExplore3x4Runs: b.browserExplore3x4Runs,
+          }
         : {}),
       browserListVisibleMs: b.browserListVisibleMs,
       browserSteps: b.browserSteps,
@@ -315,6 +327,22 @@ async function main(): Promise<void> {
   const argv = process.argv;
   const labOnly = argv.includes('--lab-only');
   const exploreOnly = argv.includes('--explore-only');
+  if (argv.includes('--browser-explore-only')) {
+    // Only the lab's explorer in Chromium (browserExplore3x4Ms), for side-by-side runs.
+    const b = await browserBench({ exploreOnly: true, rebuild: !argv.includes('--no-build') });
+    console.log(
+      JSON.stringify(
+        {
+          browserExplore3x4Ms: b.browserExplore3x4Ms,
+          browserExplore3x4CpuMs: b.browserExplore3x4CpuMs,
+          browserExplore3x4Runs: b.browserExplore3x4Runs,
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
   const node: Record<string, unknown> = argv.includes('--browser-only')
     ? {}
     : exploreOnly

@@ -4,7 +4,7 @@
  * deadlocked (and who was the victim), failed with which SQLSTATE, and how many distinct final
  * data states. Pure apart from the driver; results are plain JSON data (they cross the worker).
  */
-import { IsolationError, runPermutation, type PermutationRun } from './isolation';
+import { IsolationError, runPermutation, type PermutationRun, type StepRecord } from './isolation';
 import { countPermutations, formatPermutation, permutationAt } from './permutations';
 import type { Permutation, SessionDriver, Spec } from './types';
 
@@ -142,6 +142,11 @@ export function classify(
   };
 }
 
+/** Whether isolationtester's max_step_wait cancel has been printed (the permutation is stalled). */
+export function hasStalled(records: readonly StepRecord[]): boolean {
+  return records.some((r) => r.event.outcome === 'error' && r.event.sqlstate === STALL_SQLSTATE && r.event.message === STALL_MESSAGE);
+}
+
 /** True for isolationtester's max_step_wait cancel (see STALL_MESSAGE). */
 export function isStall(f: StepFailure): boolean {
   return f.sqlstate === STALL_SQLSTATE && f.message === STALL_MESSAGE;
@@ -165,12 +170,24 @@ export async function exploreBatch(
   probe: FinalDataProbe,
   from: number,
   count: number,
-  opts: { withRuns?: boolean; invariant?: { sql: string; check: InvariantProbe } } = {},
+  opts: {
+    withRuns?: boolean;
+    invariant?: { sql: string; check: InvariantProbe };
+    /**
+     * End a run at its first stall instead of sending its remaining steps: its kind is decided
+     * (every continuation stalls) and the partial-order reduction reads nothing after the cancel
+     * (src/scenario/por.ts). Such an outcome has no final data. Only for permutations without
+     * blocker annotations, which are the only ones where a later step could turn the verdict
+     * into an isolationtester failure.
+     */
+    stopAtStall?: boolean;
+  } = {},
 ): Promise<ExploreBatch> {
   const total = Number(countPermutations(spec));
   const end = Math.min(total, from + Math.max(0, count));
   let tables: FinalTable[] = [];
   let verdict: boolean | undefined;
+  let cut = false;
   const inv = opts.invariant;
   // Capture the data just before the spec's teardown (which usually drops the tables).
   const probing: SessionDriver = {
@@ -179,6 +196,7 @@ export async function exploreBatch(
     poll: (session, wait) => driver.poll(session, wait),
     normalizeDetail: (d) => driver.normalizeDetail(d),
     end: async (s) => {
+      if (cut) return driver.end(s);
       tables = await probe().catch(() => []);
       // A query that fails (a broken invariant or a dropped table) counts as "does not hold".
       if (inv) verdict = await inv.check(inv.sql).catch(() => false);
@@ -191,9 +209,15 @@ export async function exploreBatch(
     const perm = permutationOf(spec, i);
     tables = [];
     verdict = inv ? false : undefined;
+    cut = false;
+    const stopBefore =
+      opts.stopAtStall && perm.steps.every((s) => s.blockers.length === 0)
+        ? (records: readonly StepRecord[]) => (cut = hasStalled(records))
+        : undefined;
     try {
-      const run = await runPermutation(spec, perm, probing);
-      batch.outcomes.push(classify(i, run, tables, verdict));
+      const run = await runPermutation(spec, perm, probing, stopBefore ? { stopBefore } : {});
+      const o = classify(i, run, tables, run.cutShort ? undefined : verdict);
+      batch.outcomes.push(run.cutShort ? { ...o, data: '', dataHash: '' } : o);
       batch.runs?.push(run);
     } catch (e) {
       if (!(e instanceof IsolationError)) throw e;

@@ -45,6 +45,18 @@ export interface PermutationRun {
   trailingNotices?: SessionNotice[];
   /** The server log lines of the permutation, from drivers that can read them. */
   serverLog?: string[];
+  /** The run stopped before its next step because `stopBefore` said so (later steps were not sent). */
+  cutShort?: boolean;
+}
+
+/** Options of runPermutation. */
+export interface PermutationOptions {
+  /**
+   * Asked before each step is sent, with what has been printed so far: true ends the permutation
+   * there (no further step is sent; teardown still runs). The explorer stops a run at its first
+   * stall, whose verdict no later step can change.
+   */
+  stopBefore?: (records: readonly StepRecord[]) => boolean;
 }
 
 export interface RunOptions {
@@ -109,7 +121,12 @@ function checkPermutation(perm: Permutation, steps: Map<string, StepInfo>): void
 }
 
 /** Plays one permutation like isolationtester's run_permutation. */
-export async function runPermutation(spec: Spec, perm: Permutation, driver: SessionDriver): Promise<PermutationRun> {
+export async function runPermutation(
+  spec: Spec,
+  perm: Permutation,
+  driver: SessionDriver,
+  opts: PermutationOptions = {},
+): Promise<PermutationRun> {
   const steps = checkSpec(spec);
   checkPermutation(perm, steps);
   const run: PermutationRun = {
@@ -212,6 +229,10 @@ export async function runPermutation(spec: Spec, perm: Permutation, driver: Sess
           throw new IsolationError(`step ${old.step.name} cannot complete: blocked by its annotation`);
         }
       }
+      if (opts.stopBefore?.(run.records)) {
+        run.cutShort = true;
+        break;
+      }
       await driver.send(step.session, step.sql);
       lastSent = step.name;
       const a: ActiveStep = { pstep, step, noticesSeen: 0, targetNotices: new Map() };
@@ -226,8 +247,8 @@ export async function runPermutation(spec: Spec, perm: Permutation, driver: Sess
       waiting = await tryCompleteSteps(waiting, STEP_NONBLOCK | STEP_RETRY);
       if (mustWait) waiting.push(a);
     }
-    waiting = await tryCompleteSteps(waiting, STEP_RETRY);
-    if (waiting.length > 0) {
+    if (!run.cutShort) waiting = await tryCompleteSteps(waiting, STEP_RETRY);
+    if (waiting.length > 0 && !run.cutShort) {
       throw new IsolationError('failed to complete permutation due to mutually-blocking steps');
     }
   } finally {

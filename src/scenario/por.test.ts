@@ -127,7 +127,7 @@ describe('partial-order reduction = brute force', () => {
     (await exploreBatch(spec, driver, probe, 0, Number(countAllPermutations(spec)))).outcomes;
   const reduced = async (spec: Spec) =>
     exploreReduced(spec, Number(countAllPermutations(spec)), async (i) => {
-      const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true });
+      const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true, stopAtStall: true });
       return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
     });
   // A stalled interleaving shows only that it stalled (its data and later errors are not counted).

@@ -79,6 +79,7 @@ export class Host {
     try {
       return await exploreBatch(spec, driver, probe, cmd.from, cmd.count, {
         ...(cmd.withRuns ? { withRuns: true } : {}),
+        ...(cmd.stopAtStall ? { stopAtStall: true } : {}),
         ...(cmd.invariant !== undefined ? { invariant: { sql: cmd.invariant, check } } : {}),
       });
     } catch (e) {

@@ -26,7 +26,7 @@ export type Command =
    * Runs permutations `from` … `from + count - 1` of spec `text` (scenario lab, challenges); plays
    * nothing. `invariant`: a query run over the final data of each, its verdict in the outcome.
    */
-  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean; invariant?: string }
+  | { type: 'explore'; text: string; from: number; count: number; withRuns?: boolean; invariant?: string; stopAtStall?: boolean }
   /** What `sql` locks on a fresh database holding `schema` (the #/locks page); plays nothing. */
   | { type: 'locks'; schema: string; sql: string };
 

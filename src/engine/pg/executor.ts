@@ -203,14 +203,34 @@ export class PgliteExecutor {
 
   /** Drops every user object so the next scenario starts clean (like a fresh database). */
   async reset(): Promise<void> {
+    // One round trip in the usual case (the scenario's teardown dropped its objects): the open
+    // transaction ends, advisory locks and settings go, and what is left is listed. Settings and
+    // advisory locks do not affect the drops below, so they can go first.
+    const first = await this.run(
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\n${PUBLIC_OBJECTS_SQL};\n${PUBLIC_LEFT_SQL}`,
+    );
+    if (first.error || first.results.length !== 6) return this.resetSlowly();
+    const prepared = first.results[1].rows ?? [];
+    for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    const listed = first.results[4].rows ?? [];
+    if (listed.length > 0 && listed.every(([kind]) => kind === null) && first.results[5].rows?.[0]?.[0] === '0') return;
+    await this.dropPublic(listed);
+  }
+
+  /** reset() one statement at a time (after the combined query failed). */
+  private async resetSlowly(): Promise<void> {
     await this.run('ROLLBACK');
     const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
     for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    await this.dropPublic(await this.must(PUBLIC_OBJECTS_SQL));
+  }
+
+  /** Drops what schema public holds (`rows`: PUBLIC_OBJECTS_SQL's answer) and resets the session. */
+  private async dropPublic(rows: (string | null)[][]): Promise<void> {
     // The objects in schema public go one by one: any change to pg_namespace (dropping and
     // creating the schema) resets PostgreSQL's whole plan cache, and the next scenario's first
     // dry runs would plan every prepared footprint query again. Kinds not listed here, a missing
     // schema or anything left behind fall back to dropping the schema.
-    const rows = await this.must(PUBLIC_OBJECTS_SQL);
     const objects = rows.filter(([kind]) => kind !== null);
     if (rows.length === 0 || objects.some(([kind]) => !DROP_KIND[kind!])) {
       await this.must(`SELECT pg_catalog.pg_advisory_unlock_all(); DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; RESET ALL`);

@@ -156,6 +156,8 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
             from: index,
             count: 1,
             withRuns: true,
+            // The reduction needs nothing of a stalled run after its stall (src/scenario/por.ts).
+            stopAtStall: true,
             ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
           });
           if (mine !== generation) return null;
