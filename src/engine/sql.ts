@@ -3,6 +3,7 @@
  * The engine never guesses at SQL: it asks the real grammar what a statement is.
  */
 import { loadModule, parseSync, scanSync } from 'libpg-query';
+import { lockingSublinkOf, type LockingSublink } from './sublink';
 
 let loaded: Promise<void> | null = null;
 /** Loads the parser's wasm once. */
@@ -68,6 +69,8 @@ export type Classified =
       target?: { relname: string; ref: string };
       /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
       lockingCte?: { name: string; relname: string; ref: string };
+      /** A locking subquery in the WHERE clause of an UPDATE/DELETE (`WHERE id = (SELECT … FOR UPDATE LIMIT 1)`, sublink.ts). */
+      lockingSublink?: LockingSublink;
       /** INSERT … ON CONFLICT somewhere in the statement: its waits come from the speculative pre-check. */
       onConflict?: true;
     };
@@ -430,10 +433,12 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
       break;
     }
   }
+  const lockingSublink = lockingSublinkOf(type, body);
   return {
     lockingSelect,
     ...(target ? { target } : {}),
     ...(lockingCte ? { lockingCte } : {}),
+    ...(lockingSublink ? { lockingSublink } : {}),
     ...(onConflict ? { onConflict: true as const } : {}),
     kind: 'dml',
     waitPolicy,

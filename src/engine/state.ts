@@ -113,6 +113,12 @@ export interface RunningStep {
    */
   keyFormed?: string[];
   /**
+   * The unique keys a multi-row INSERT put in its indexes before it waited on a later key (each
+   * row's index entries go in before the next row is formed): another insert of one of them
+   * waits for this transaction, as _bt_check_unique does.
+   */
+  keysBeforeWait?: UniqueKey[];
+  /**
    * REPEATABLE READ / SERIALIZABLE: the row the current statement waited for, and the CONTEXT of
    * a failure to lock it (the wait's, past its XactLockTableWait line): pg/rowChanged.ts.
    */

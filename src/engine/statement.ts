@@ -2,6 +2,7 @@
 import type { EngineContext } from './context';
 import { restrictCte, restrictToTuples } from './epq';
 import { mainQueryOf } from './mainQuery';
+import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
@@ -309,8 +310,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
     if (rowWait) step.stmtSnapshot.formed ??= seqs ?? undefined;
   }
-  // The scan that locks: a locking CTE's (it locks before the outer statement sees its rows), or the target's.
-  const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.target) : undefined;
+  // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
+  // its rows), or the target's.
+  const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.lockingSublink ?? st.cls.target) : undefined;
   // A relation lock is taken while the statement is parsed, before its snapshot: after that
   // wait it scans afresh, unrestricted.
   if (outcome === 'wait' && !step.epq && step.wait?.tag.type !== 'relation' && st.cls.kind === 'dml' && scanned) {
@@ -320,7 +322,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
       const held = eng.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
-      const horizon = st.cls.verb === 'select' || st.cls.lockingCte ? dry.horizon : undefined;
+      const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
     }
   }
@@ -418,6 +420,11 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   const cte = st.cls.lockingCte;
   if (cte) {
     const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+    return sql ? { sql, cls: st.cls } : st;
+  }
+  const sub = st.cls.lockingSublink;
+  if (sub) {
+    const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
     return sql ? { sql, cls: st.cls } : st;
   }
   if (!st.cls.target) return st;

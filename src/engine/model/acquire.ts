@@ -39,6 +39,9 @@ export function walkPlan(
   const depth = txn.savepoints.length;
   const cls = st.cls.kind === 'dml' ? st.cls : undefined;
   releaseStaleTupleLocks(eng, s, dry.plan);
+  // The keys this walk has found free so far: in the indexes once a later key waits.
+  const passed: Extract<PlanItem, { kind: 'key' }>[] = [];
+  if (!kinds) step.keysBeforeWait = undefined;
   for (const item of dry.plan) {
     if (kinds && !kinds.has(item.kind)) continue;
     switch (item.kind) {
@@ -121,8 +124,18 @@ export function walkPlan(
       }
       case 'key': {
         const owner = keyOwner(eng, s, item.index, item.key);
-        if (owner) currentXid(eng, s); // the heap tuple is inserted before the unique check waits
-        if (!owner) continue;
+        if (!owner) {
+          passed.push(item);
+          continue;
+        }
+        const xid = currentXid(eng, s); // the heap tuple is inserted before the unique check waits
+        if (passed.length) {
+          const table = (k: { index: string; key: string }) => dry.inserted.find((i) => i.index === k.index && i.key === k.key)?.table;
+          step.keysBeforeWait = passed.map((k) => {
+            const t = table(k);
+            return { index: k.index, key: k.key, depth, xid, ...(t ? { table: t } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
+          });
+        }
         // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
         // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
         // tuple and its table.
@@ -147,7 +160,8 @@ export function keyOwner(
 ): { session: string; xid: number; table?: string; ctid?: string } | undefined {
   for (const o of eng.sessions.values()) {
     if (o === s || !o.txn) continue;
-    const k = o.txn.insertedKeys.find((k) => k.index === index && k.key === key);
+    const before = o.step?.wait ? (o.step.keysBeforeWait ?? []) : [];
+    const k = [...o.txn.insertedKeys, ...before].find((k) => k.index === index && k.key === key);
     if (k) return { session: o.name, xid: k.xid, ...(k.table ? { table: k.table } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
   }
   return undefined;
