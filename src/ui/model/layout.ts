@@ -21,5 +21,9 @@ export function wideSessions(script: readonly ScriptItem[], snap: EngineSnapshot
     const results = [...(s.pending?.results ?? []), ...(s.last?.results ?? [])];
     if (results.some((r) => (r.columns?.length ?? 0) > WIDE_COLUMNS)) wide.add(s.name);
   }
+  // A single narrow pane beside full-row ones would sit in one grid cell with an empty cell
+  // beside it, its statements wrapped into a tall column: it gets the row to itself too.
+  const narrow = snap.sessions.filter((s) => !wide.has(s.name));
+  if (wide.size && narrow.length === 1) wide.add(narrow[0].name);
   return wide;
 }
