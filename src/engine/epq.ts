@@ -24,9 +24,9 @@ export function restrictToTuples(
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
   const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
-  let tokens: { start: number; end: number; text: string }[];
+  let tokens: SqlToken[];
   try {
-    tokens = (scanSync(sql) as unknown as { tokens: { start: number; end: number; text: string }[] }).tokens;
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
   } catch {
     return null;
   }
@@ -62,12 +62,9 @@ export function restrictToTuples(
  * the outer statement joins whatever rows the CTE returns. Null when it cannot be done safely.
  */
 export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number): string | null {
-  const bytes = new TextEncoder().encode(sql);
-  const dec = new TextDecoder();
-  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
-  let tokens: { start: number; end: number; text: string }[];
+  let tokens: SqlToken[];
   try {
-    tokens = (scanSync(sql) as unknown as { tokens: { start: number; end: number; text: string }[] }).tokens;
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
   } catch {
     return null;
   }
@@ -80,15 +77,41 @@ export function restrictCte(sql: string, cte: string, target: string, ctids: str
     if (depth !== 0 || unquote(t) !== cte || tokens[i + 1]?.text.toUpperCase() !== 'AS') continue;
     let open = i + 2;
     while (open < tokens.length && tokens[open].text !== '(') open++;
-    let d = 0;
-    for (let j = open; j < tokens.length; j++) {
-      if (tokens[j].text === '(') d++;
-      else if (tokens[j].text === ')' && --d === 0) {
-        const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon);
-        return body === null ? null : `${slice(0, tokens[open].end)}${body}${slice(tokens[j].start, bytes.length)}`;
-      }
+    return restrictParenthesized(sql, tokens, open, target, ctids, horizon);
+  }
+  return null;
+}
+
+/** A scanned token: byte offsets into the statement's UTF-8 text, as libpg-query's scanner gives them. */
+export interface SqlToken {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * The statement with the locking SELECT inside the parentheses that open at `tokens[open]` (a
+ * CTE's body, a subquery) restricted as restrictToTuples restricts a locking SELECT, and the rest
+ * left as it is. Null when the parentheses do not close or the body cannot be restricted.
+ */
+export function restrictParenthesized(
+  sql: string,
+  tokens: readonly SqlToken[],
+  open: number,
+  target: string,
+  ctids: string[],
+  horizon?: number,
+): string | null {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  let depth = 0;
+  for (let j = open; j < tokens.length; j++) {
+    if (tokens[j].text === '(') depth++;
+    else if (tokens[j].text === ')' && --depth === 0) {
+      const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon);
+      return body === null ? null : `${slice(0, tokens[open].end)}${body}${slice(tokens[j].start, bytes.length)}`;
     }
-    return null;
   }
   return null;
 }

@@ -12,7 +12,7 @@
  * Found with PostgreSQL's own parser and tokenizer (libpg-query), never by guessing.
  */
 import { parseSync, scanSync } from 'libpg-query';
-import { restrictToTuples } from './epq';
+import { restrictParenthesized, type SqlToken } from './epq';
 
 type Node = Record<string, unknown>;
 
@@ -65,13 +65,13 @@ export function lockingSublinkOf(type: string, body: Node): LockingSublink | und
  * restricts a locking SELECT, and the rest left as it is. Null when it cannot be done safely.
  */
 export function restrictSublink(sql: string, target: string, ctids: string[], horizon?: number): string | null {
-  let tokens: { start: number; end: number; text: string }[];
+  let tokens: SqlToken[];
   let location: number | undefined;
   try {
     const stmt = (parseSync(sql) as { stmts?: { stmt: Node }[] }).stmts?.[0]?.stmt;
     const [type, body] = stmt ? (Object.entries(stmt)[0] as [string, Node]) : ['', {}];
     if (type === 'UpdateStmt' || type === 'DeleteStmt') location = findSublink(body.whereClause)?.location;
-    tokens = (scanSync(sql) as unknown as { tokens: { start: number; end: number; text: string }[] }).tokens;
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
   } catch {
     return null;
   }
@@ -80,16 +80,5 @@ export function restrictSublink(sql: string, target: string, ctids: string[], ho
   // and `= ANY (SELECT …)`: the subquery is the first parenthesized SELECT from there.
   const open = tokens.findIndex((t) => t.start >= location && t.text === '(');
   if (open < 0 || tokens[open + 1]?.text.toUpperCase() !== 'SELECT') return null;
-  const bytes = new TextEncoder().encode(sql);
-  const dec = new TextDecoder();
-  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
-  let depth = 0;
-  for (let j = open; j < tokens.length; j++) {
-    if (tokens[j].text === '(') depth++;
-    else if (tokens[j].text === ')' && --depth === 0) {
-      const inner = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon);
-      return inner === null ? null : `${slice(0, tokens[open].end)}${inner}${slice(tokens[j].start, bytes.length)}`;
-    }
-  }
-  return null;
+  return restrictParenthesized(sql, tokens, open, target, ctids, horizon);
 }
