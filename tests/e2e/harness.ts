@@ -211,6 +211,15 @@ export class FlowContext {
     );
   }
 
+  /**
+   * Waits until the address bar ends with `suffix`. The app writes the step into the URL in the
+   * frame after the one that draws it (App.svelte's syncUrl), so the URL may trail the step counter
+   * by a frame; a second is far more than a frame, and a URL that never follows still fails.
+   */
+  async expectUrl(suffix: string, what: string, timeoutMs = 2000): Promise<void> {
+    await waitFor(() => this.page.url().endsWith(suffix), `${what}: URL is ${this.page.url()}, expected …${suffix}`, timeoutMs, 20);
+  }
+
   /** Opens `#/lessons/<id>/step/<step>` and waits until the engine shows that step. */
   async openLesson(id: string, step = 0): Promise<void> {
     await this.page.goto(this.url(`#/lessons/${id}/step/${step}`));

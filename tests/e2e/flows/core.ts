@@ -45,7 +45,7 @@ const home: Flow = {
     await ctx.shot();
     await ctx.page.locator('[data-testid="lesson-row"][data-lesson="classic-deadlock"] a').click();
     await ctx.waitForCursor(0, 'opening classic-deadlock from the list', 40_000);
-    assert(ctx.page.url().endsWith('#/lessons/classic-deadlock/step/0'), `URL after clicking the lesson: ${ctx.page.url()}`);
+    await ctx.expectUrl('#/lessons/classic-deadlock/step/0', 'after clicking the lesson');
     const title = await ctx.page.locator('.player h2').textContent();
     assert(norm(title ?? '') === norm(lessonYaml('classic-deadlock').title.en), `player title: "${title}"`);
   },
@@ -675,7 +675,7 @@ const undo: Flow = {
     for (let i = 1; i <= k; i++) {
       await ctx.key('ArrowRight', i);
       seen.push(await ctx.view());
-      assert(ctx.page.url().endsWith(`#/lessons/${id}/step/${i}`), `URL after step ${i}: ${ctx.page.url()}`);
+      await ctx.expectUrl(`#/lessons/${id}/step/${i}`, `after step ${i}`);
     }
     assert(
       seen[k].panes.some((p) => p.state === 'aborted'),
@@ -685,7 +685,7 @@ const undo: Flow = {
     const back = await ctx.view();
     const d1 = diffViews(seen[k - 1], back);
     assert(d1.length === 0, `after prev, the state differs from step ${k - 1}:\n${d1.join('\n')}`);
-    assert(ctx.page.url().endsWith(`#/lessons/${id}/step/${k - 1}`), `URL after prev: ${ctx.page.url()}`);
+    await ctx.expectUrl(`#/lessons/${id}/step/${k - 1}`, 'after prev');
     await ctx.shot('after-prev');
     await ctx.key('ArrowLeft', k - 2);
     const d2 = diffViews(seen[k - 2], await ctx.view());
@@ -694,7 +694,7 @@ const undo: Flow = {
     // Reload the URL: the same step is rebuilt from scratch by a new engine.
     await ctx.page.reload();
     await ctx.waitForCursor(k - 1, 'reload', 40_000);
-    assert(ctx.page.url().endsWith(`#/lessons/${id}/step/${k - 1}`), `URL after reload: ${ctx.page.url()}`);
+    await ctx.expectUrl(`#/lessons/${id}/step/${k - 1}`, 'after reload');
     const d3 = diffViews(seen[k - 1], await ctx.view());
     assert(d3.length === 0, `after reload, the state differs from step ${k - 1}:\n${d3.join('\n')}`);
     await ctx.shot();

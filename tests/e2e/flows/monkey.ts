@@ -225,13 +225,9 @@ class Monkey {
     );
   }
 
-  /** Asserts the URL names the open lesson at `cursor` (the app rewrites it after every state). */
-  assertUrl(cursor: number, what: string): void {
-    const url = this.ctx.page.url();
-    assert(
-      url.endsWith(`#/lessons/${this.lesson}/step/${cursor}`),
-      `${what}: URL is ${url}, expected #/lessons/${this.lesson}/step/${cursor}`,
-    );
+  /** Asserts the URL names the open lesson at `cursor` (the app rewrites it a frame after every state). */
+  async assertUrl(cursor: number, what: string): Promise<void> {
+    await this.ctx.expectUrl(`#/lessons/${this.lesson}/step/${cursor}`, what);
   }
 
   async noEngineError(what: string): Promise<void> {
@@ -360,7 +356,7 @@ class Monkey {
     const [now] = await ctx.position();
     assert(now === c + 1, `${what}: the step counter shows ${now}`);
     await this.noEngineError(what);
-    this.assertUrl(now, what);
+    await this.assertUrl(now, what);
     await this.recordForward();
     return what;
   }
@@ -383,7 +379,7 @@ class Monkey {
     const [now] = await ctx.position();
     assert(now === c - 1, `${what}: the step counter shows ${now}`);
     await this.noEngineError(what);
-    this.assertUrl(now, what);
+    await this.assertUrl(now, what);
     await this.checkBack(now, what);
     return what;
   }
@@ -401,7 +397,7 @@ class Monkey {
     const [now] = await ctx.position();
     assert(now === 0, `${what}: the step counter shows ${now}`);
     await this.noEngineError(what);
-    this.assertUrl(0, what);
+    await this.assertUrl(0, what);
     this.count('resets checked');
     await this.checkPristine(what);
     return what;
@@ -412,7 +408,7 @@ class Monkey {
     await this.idle(what);
     const [now] = await this.ctx.position();
     await this.noEngineError(what);
-    this.assertUrl(now, what);
+    await this.assertUrl(now, what);
     assert(now <= from, `${what}: the timeline shows the past, but the jump went forward from ${from} to ${now}`);
     // A moment inside a step (its clock stopped before the step's end) is not the view reached at the
     // step's end, so there is nothing to compare; the step's end view is unknown until it is reached again.
@@ -493,7 +489,7 @@ class Monkey {
     const [now] = await ctx.position();
     const what = `play ${c}→${now} (wanted ${want})`;
     await this.noEngineError(what);
-    this.assertUrl(now, what);
+    await this.assertUrl(now, what);
     assert(now >= c, `${what}: play went backwards`);
     // Steps passed during play were not looked at: only the final one is a known forward view.
     await this.recordForward();
@@ -514,7 +510,7 @@ class Monkey {
     await this.idle(what);
     const [now] = await ctx.position();
     assert(now === c, `${what}: the step counter moved from ${c} to ${now}`);
-    this.assertUrl(now, what);
+    await this.assertUrl(now, what);
     const msg = await this.engineError();
     if (msg !== null) {
       assert(
@@ -685,7 +681,7 @@ class Monkey {
     if (switched !== null) low = 0;
     if (msg !== null) assert(adhoc && ADHOC_MESSAGES.some((re) => re.test(msg)), `${what}: unexpected engine message "${msg}"`);
     if (adhoc && sql === RUNAWAY && msg !== null && /was stopped/.test(msg)) this.count('watchdog stops');
-    if (!(switched !== null && ctx.page.url().endsWith(`#/lessons/${this.lesson}`))) this.assertUrl(now, what);
+    if (!(switched !== null && ctx.page.url().endsWith(`#/lessons/${this.lesson}`))) await this.assertUrl(now, what);
     assert(now >= low && now <= total, `${what}: the step counter shows ${now}, outside [${low}, ${total}]`);
     for (const k of [...this.forward.keys()]) if (k > low || k >= dirty) this.forward.delete(k);
     if (now === low) await this.checkBack(now, what);
@@ -750,7 +746,7 @@ class Monkey {
     await waitFor(async () => (await ctx.position())[0] === n, `${what}: the step counter never showed ${n}`, SETTLE_MS);
     await this.idle(what);
     await this.noEngineError(what);
-    this.assertUrl(n, what);
+    await this.assertUrl(n, what);
     if (n < c) await this.checkBack(n, what);
     else await this.recordForward();
     return what;
