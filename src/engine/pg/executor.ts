@@ -188,6 +188,8 @@ export class PgliteExecutor {
    */
   /** The server defaults of the settings the engine models (what a new session starts with). */
   defaultGucs: (string | null)[][] = [];
+  /** The same settings after a session's SET statements, by their text (pg/gucs.ts). */
+  readonly gucMemo = new Map<string, (string | null)[][]>();
 
   private async prepareStatements(): Promise<void> {
     await this.must(

@@ -21,10 +21,8 @@ export async function afterSet(eng: EngineContext, s: Sess, st: ParsedStatement)
 export async function refreshSessionGucs(eng: EngineContext, only?: Sess): Promise<void> {
   for (const s of only ? [only] : eng.sessions.values()) {
     // A session with no SET of its own has the server defaults (read once by the executor).
-    const rows = !gucSql(eng, s)
-      ? eng.ex.defaultGucs
-      : ((await eng.ex.run(`BEGIN;\n${gucSql(eng, s)}EXECUTE lockstep_gucs;\nROLLBACK`)).results.find((x) => x.columns?.length === 4)
-          ?.rows ?? []);
+    const sets = gucSql(eng, s);
+    const rows = !sets ? eng.ex.defaultGucs : (eng.ex.gucMemo.get(sets) ?? (await readGucs(eng, sets)));
     for (const [name, setting, unit, shown] of rows) {
       s.gucs[name!] = shown!;
       const ms = Number(setting) * (unit === 's' ? 1000 : unit === 'min' ? 60000 : 1);
@@ -36,3 +34,21 @@ export async function refreshSessionGucs(eng: EngineContext, only?: Sess): Promi
     }
   }
 }
+
+/**
+ * The settings a list of SET statements leaves, as PGlite computes them. They depend on nothing
+ * but the statements and the server's defaults (no data, no catalog: a role's or database's
+ * defaults apply only at connection start), so the executor remembers them: every explored order
+ * and every undo runs the same session setups again.
+ */
+async function readGucs(eng: EngineContext, sets: string): Promise<(string | null)[][]> {
+  const r = await eng.ex.run(`BEGIN;\n${sets}EXECUTE lockstep_gucs;\nROLLBACK`);
+  const rows = r.results.find((x) => x.columns?.length === 4)?.rows;
+  if (!rows) return [];
+  if (eng.ex.gucMemo.size >= GUC_MEMO_SIZE) eng.ex.gucMemo.clear();
+  eng.ex.gucMemo.set(sets, rows);
+  return rows;
+}
+
+/** Distinct SET lists remembered per executor before the memo starts over. */
+const GUC_MEMO_SIZE = 512;
