@@ -11,7 +11,8 @@
  *    workload, 8 workers × 50 transactions on 10 accounts, seed 1: simulated transactions per
  *    wall-clock second of the workers' loop (start-up excluded; budget: ≥ 500 tx/s).
  *    `--lab-only` runs only these.
- *  - explore3x4Ms: the explorer (partial-order reduction, src/scenario/por.ts) over every one of
+ *  - explore3x4Ms: the explorer (partial-order reduction, src/scenario/por.ts, on two lanes: worker
+ *    threads, one PGlite each, as the lab runs two Workers on two cores or more) over every one of
  *    the 34,650 interleavings of tests/explore/transfer-3x4-{unordered,ordered}.spec, both summed
  *    (budget: ≤ 10 s), with the orders actually run and the summary; explore3x4BruteForceEstimateMs
  *    extrapolates 100 orders of each run one by one. `--explore-only` runs only these.
@@ -37,7 +38,12 @@ import type { LabResult } from '../src/retrylab/types';
 import { BROWSER_TARGETS, browserBench, quantile } from './bench-browser';
 import { parseSpec } from '../src/scenario/spec';
 import { exploreBatch, summarize } from '../src/scenario/explore';
-import { exploreReduced } from '../src/scenario/por';
+import { exploreReduced, type RunOne } from '../src/scenario/por';
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import type { LaneRequest } from './explore-lane';
+import type { InterleavingOutcome } from '../src/scenario/explore';
+import type { PermutationRun } from '../src/scenario/isolation';
 import { countAllPermutations } from '../src/scenario/permutations';
 
 const CORPUS = join(new URL('.', import.meta.url).pathname, '..', 'tests', 'conformance');
@@ -180,10 +186,42 @@ export function exploreSpec(name: string): Spec {
   return parseSpec(readFileSync(join(CORPUS, '..', 'explore', `${name}.spec`), 'utf8'));
 }
 
+/** Lanes the Node explorer runs (worker threads, one PGlite each): one per core, up to two, as the lab's. */
+const EXPLORE_LANES = Math.max(1, Math.min(2, availableParallelism()));
+
+/** Worker threads running scripts/explore-lane.ts, booted (one interleaving each) before use. */
+async function startLanes(n: number, spec: Spec): Promise<{ runner: (spec: Spec) => RunOne; close: () => Promise<void> }> {
+  // A worker thread does not inherit tsx's loader: its entry registers it, then loads the lane.
+  const entry = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(new URL('./explore-lane.ts', import.meta.url).href)}); });`;
+  const workers = Array.from({ length: n }, () => new Worker(entry, { eval: true }));
+  const ask = (w: Worker, req: LaneRequest) =>
+    new Promise<Awaited<ReturnType<RunOne>>>((resolve, reject) => {
+      const settle = (m: { error?: string; outcome: InterleavingOutcome; run?: PermutationRun }) => {
+        w.off('error', fail);
+        if (m.error) reject(new Error(m.error));
+        else resolve(m);
+      };
+      const fail = (e: Error) => {
+        w.off('message', settle);
+        reject(e);
+      };
+      w.once('message', settle);
+      w.once('error', fail);
+      w.postMessage(req);
+    });
+  await Promise.all(workers.map((w) => ask(w, { spec, index: 0 }))); // boots each lane's PGlite
+  return {
+    runner: (s) => (index, lane) => ask(workers[lane], { spec: s, index }),
+    close: async () => {
+      await Promise.all(workers.map((w) => new Promise((r) => (w.once('exit', r), w.postMessage('close')))));
+    },
+  };
+}
+
 /**
  * The explorer in Node: every interleaving of each 3×4 scenario with the partial-order reduction
- * (src/scenario/por.ts), one SimDriver, PGlite booted before the clock starts. Also the summary
- * counts, so a change in what the explorer finds shows in the bench.
+ * (src/scenario/por.ts) on EXPLORE_LANES lanes (worker threads, each booted before the clock
+ * starts). Also the summary counts, so a change in what the explorer finds shows in the bench.
  */
 export async function exploreBench(): Promise<Record<string, unknown>> {
   const driver = new SimDriver();
@@ -191,7 +229,8 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
     await driver.engine!.refreshTables();
     return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));
   };
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = { explore3x4Lanes: EXPLORE_LANES };
+  const lanes = await startLanes(EXPLORE_LANES, exploreSpec(EXPLORE_SPECS[0]));
   try {
     await exploreBatch(exploreSpec(EXPLORE_SPECS[0]), driver, probe, 0, 1); // boots PGlite
     let totalMs = 0;
@@ -201,10 +240,7 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
       const total = Number(countAllPermutations(spec));
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
-      const r = await exploreReduced(spec, total, async (i) => {
-        const b = await exploreBatch(spec, driver, probe, i, 1, { withRuns: true, stopAtStall: true });
-        return { outcome: b.outcomes[0], ...(b.runs?.[0] ? { run: b.runs[0] } : {}) };
-      });
+      const r = await exploreReduced(spec, total, lanes.runner(spec), undefined, EXPLORE_LANES);
       const ms = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       totalMs += ms;
@@ -221,7 +257,8 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
         `${sum.errors} error, ${sum.stalled} stalled, ${sum.finalStates.length} final data`;
     }
     out.explore3x4Ms = totalMs;
-    // This process's CPU time over the same span (PGlite runs in-process): load inflates it far less than wall time.
+    // The process's CPU time over the same span (PGlite runs in-process, the lanes' threads
+    // included): load inflates it far less than wall time.
     out.explore3x4CpuMs = totalCpuMs;
     // Without the reduction: the first BRUTE_SAMPLE orders of each, run one by one, extrapolated to all.
     let bruteMs = 0;
@@ -233,6 +270,7 @@ export async function exploreBench(): Promise<Record<string, unknown>> {
     }
     out.explore3x4BruteForceEstimateMs = bruteMs;
   } finally {
+    await lanes.close();
     await driver.close();
   }
   return out;

@@ -1,7 +1,7 @@
 import './app.css';
 import { boot } from './ui/boot';
 import { createWorkerBackend, lessonCatalog } from './ui/backend-worker';
-import { createExplorer } from './ui/lab/explorer';
+import { createExplorer, explorerLanes } from './ui/lab/explorer';
 import type { WorkerLike } from './worker/client';
 import { startOffline } from './ui/offline/register';
 
@@ -10,7 +10,10 @@ boot({
   catalog: lessonCatalog,
   createBackend: () => createWorkerBackend(),
   createExplorer: () =>
-    createExplorer({ createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike }),
+    createExplorer({
+      createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike,
+      lanes: explorerLanes(navigator.hardwareConcurrency),
+    }),
 });
 
 startOffline();

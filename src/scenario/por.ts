@@ -375,8 +375,11 @@ export interface ReducedProgress {
   ran: number;
 }
 
-/** Runs one interleaving by index; `run` absent when it could not (then it covers only itself). */
-export type RunOne = (index: number) => Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null>;
+/**
+ * Runs one interleaving by index on lane `lane` (0 … lanes-1: each lane has an engine of its own);
+ * `run` absent when it could not (then it covers only itself); null stops the exploration.
+ */
+export type RunOne = (index: number, lane: number) => Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null>;
 
 /** Most search nodes spent listing one class; past it the class covers just the interleaving run. */
 const CLASS_NODE_BUDGET = 2_000_000;
@@ -384,12 +387,20 @@ const CLASS_NODE_BUDGET = 2_000_000;
 /**
  * Explores interleavings 0 … count-1 running one per equivalence class. `runOne` returning null
  * stops the exploration (cancelled); the outcomes so far are returned.
+ *
+ * With `lanes` > 1 that many runs go on at once, each on its own engine (a Worker or thread, so
+ * they run in parallel). Lane k takes the first order not yet covered or running from its own
+ * k-th of the ranks on (wrapping around): orders next to each other in rank share long prefixes and
+ * are mostly of one class, so lanes working far apart seldom run two orders of the same class.
+ * When they do, the second run only confirms what the first covered (its outcome is the same),
+ * so the verdicts do not depend on the lanes; `ran` may.
  */
 export async function exploreReduced(
   spec: Spec,
   count: number,
   runOne: RunOne,
   onProgress?: (p: ReducedProgress) => void,
+  lanes = 1,
 ): Promise<ReducedProgress & { complete: boolean }> {
   const fps = stepFootprints(spec);
   const piles = spec.sessions.map((s) => s.steps.length);
@@ -397,9 +408,10 @@ export async function exploreReduced(
   const names = spec.sessions.map((s) => s.steps.map((st) => st.name));
   const total = Math.min(count, spec.permutations.length > 0 ? spec.permutations.length : ranker.count(piles));
   const covered = new Uint8Array(total);
+  const running = new Uint8Array(total);
   const outcomes: InterleavingOutcome[] = [];
   let ran = 0;
-  let next = 0;
+  let stopped = false;
   /** Records the outcome for an interleaving; `seq` (its session indexes) names a class member. */
   const cover = (index: number, o: InterleavingOutcome, seq: readonly number[] | null) => {
     if (covered[index]) return;
@@ -410,28 +422,54 @@ export async function exploreReduced(
     seq.forEach((s, i) => (perm[i] = names[s][taken[s]++]));
     outcomes.push({ ...o, index, permutation: perm.join(' ') });
   };
-  while (next < total) {
-    if (covered[next]) {
-      next++;
-      continue;
+  const width = Math.max(1, lanes);
+  /** Each lane's cursor: everything before it in its sweep is covered or running. */
+  const cursors = Array.from({ length: width }, (_, k) => Math.floor((k * total) / width));
+  const pick = (lane: number): number => {
+    const start = Math.floor((lane * total) / width);
+    for (let n = 0, i = cursors[lane]; n < total; n++, i = i + 1 === total ? 0 : i + 1) {
+      if (covered[i] || running[i]) continue;
+      cursors[lane] = i;
+      return i;
     }
-    const r = await runOne(next);
-    if (r === null) return { outcomes, ran, complete: false };
-    ran++;
-    const seq = sessionSequence(r.outcome.permutation, names);
-    if (!fps || !r.run || !seq) cover(next, r.outcome, null);
-    else {
-      const steps = r.outcome.permutation.split(' ');
-      const stall = r.outcome.kind === 'stalled' ? stallCut(steps, r.run) : null;
-      // A stall is decided by the steps up to the one that was due: every continuation stalls too.
-      const o = stall ? stalledOutcome(r.outcome, r.run, stall.record) : r.outcome;
-      for (const member of classOf(seq, fps, pinnedSteps(steps, r.run), ranker, total, stall?.position ?? seq.length - 1))
-        cover(member.index, o, member.seq);
+    cursors[lane] = start;
+    return -1;
+  };
+  const lane = async (k: number): Promise<void> => {
+    while (!stopped) {
+      const next = pick(k);
+      if (next < 0) return;
+      running[next] = 1;
+      let r: Awaited<ReturnType<RunOne>>;
+      try {
+        r = await runOne(next, k);
+      } catch (e) {
+        stopped = true;
+        throw e;
+      } finally {
+        running[next] = 0;
+      }
+      if (r === null || stopped) {
+        stopped = true;
+        return;
+      }
+      ran++;
+      const seq = sessionSequence(r.outcome.permutation, names);
+      if (!fps || !r.run || !seq) cover(next, r.outcome, null);
+      else {
+        const steps = r.outcome.permutation.split(' ');
+        const stall = r.outcome.kind === 'stalled' ? stallCut(steps, r.run) : null;
+        // A stall is decided by the steps up to the one that was due: every continuation stalls too.
+        const o = stall ? stalledOutcome(r.outcome, r.run, stall.record) : r.outcome;
+        for (const member of classOf(seq, fps, pinnedSteps(steps, r.run), ranker, total, stall?.position ?? seq.length - 1))
+          cover(member.index, o, member.seq);
+      }
+      if (!covered[next]) cover(next, r.outcome, null);
+      onProgress?.({ outcomes, ran });
     }
-    if (!covered[next]) cover(next, r.outcome, null);
-    onProgress?.({ outcomes, ran });
-  }
-  return { outcomes, ran, complete: true };
+  };
+  await Promise.all(Array.from({ length: width }, (_, k) => lane(k)));
+  return { outcomes, ran, complete: !stopped && covered.every((c) => c === 1) };
 }
 
 const STALL = { sqlstate: '57014', message: 'canceling statement due to user request' };

@@ -46,22 +46,33 @@ export interface ExplorerOptions {
   startMs?: number;
   /** Time allowed per interleaving, ms: one still running then is stopped and recorded. */
   perInterleavingMs?: number;
+  /**
+   * Workers that explore at once (src/scenario/por.ts lanes), each with its own PGlite (about
+   * 200 MB of memory); 1 when omitted. A transcript run always uses the first.
+   */
+  lanes?: number;
 }
 
 /** Default time one interleaving may run before it is stopped. */
 export const PER_INTERLEAVING_MS = 10_000;
 
+/**
+ * Lanes for this device: one per core up to two. Each lane is a PGlite of its own, and a second
+ * one halves the wait for an answer on a machine with two cores or more; more lanes would cost
+ * memory for little (a third core also serves the page and the player's engine).
+ */
+export function explorerLanes(cores: number | undefined): number {
+  return Math.max(1, Math.min(2, cores ?? 1));
+}
+
 class Cancelled extends Error {}
 class TimedOut extends Error {}
 
-/** An Explorer over engine Workers. */
-export function createExplorer(opts: ExplorerOptions): Explorer {
-  const startMs = opts.startMs ?? 30_000;
-  const perMs = opts.perInterleavingMs ?? PER_INTERLEAVING_MS;
+/** One engine Worker, asked one request at a time; replaced when it times out or crashes. */
+function createLane(opts: ExplorerOptions, startMs: number) {
   let worker: WorkerLike | null = null;
   let started = false;
   let nextId = 1;
-  let generation = 0;
   let abort: (() => void) | null = null;
 
   const send = (cmd: Command, limitMs: number): Promise<Response> => {
@@ -112,13 +123,30 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
     const r = await send({ type: 'ping' }, startMs);
     if (!r.ok) throw new Error(r.message);
   };
-  const batchOf = async (cmd: Extract<Command, { type: 'explore' }>): Promise<ExploreBatch> => {
-    await warm();
-    const r = await send(cmd, cmd.count * perMs);
-    if (!r.ok) throw new Error(r.message);
-    if (!('explored' in r)) throw new Error('unexpected answer from the engine worker');
-    return r.explored;
+  return {
+    async batchOf(cmd: Extract<Command, { type: 'explore' }>, perMs: number): Promise<ExploreBatch> {
+      await warm();
+      const r = await send(cmd, cmd.count * perMs);
+      if (!r.ok) throw new Error(r.message);
+      if (!('explored' in r)) throw new Error('unexpected answer from the engine worker');
+      return r.explored;
+    },
+    /** Rejects the request in flight (Cancelled) and terminates the worker: PGlite cannot be interrupted. */
+    stop() {
+      abort?.();
+      drop();
+    },
   };
+}
+
+/** An Explorer over engine Workers. */
+export function createExplorer(opts: ExplorerOptions): Explorer {
+  const startMs = opts.startMs ?? 30_000;
+  const perMs = opts.perInterleavingMs ?? PER_INTERLEAVING_MS;
+  const lanes = Array.from({ length: Math.max(1, opts.lanes ?? 1) }, () => createLane(opts, startMs));
+  let generation = 0;
+  const batchOf = (cmd: Extract<Command, { type: 'explore' }>, lane = 0) => lanes[lane].batchOf(cmd, perMs);
+
   const stoppedOutcome = (text: string, index: number): InterleavingOutcome => {
     let permutation = `#${index + 1}`;
     try {
@@ -148,18 +176,21 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
         onProgress(byIndex(latest.outcomes), latest.ran);
       };
       /** One interleaving; null once cancelled. A run that overruns is recorded as stopped. */
-      const runOne = async (index: number): Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null> => {
+      const runOne = async (index: number, lane: number): Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null> => {
         try {
-          const b = await batchOf({
-            type: 'explore',
-            text,
-            from: index,
-            count: 1,
-            withRuns: true,
-            // The reduction needs nothing of a stalled run after its stall (src/scenario/por.ts).
-            stopAtStall: true,
-            ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
-          });
+          const b = await batchOf(
+            {
+              type: 'explore',
+              text,
+              from: index,
+              count: 1,
+              withRuns: true,
+              // The reduction needs nothing of a stalled run after its stall (src/scenario/por.ts).
+              stopAtStall: true,
+              ...(opts.invariant !== undefined ? { invariant: opts.invariant } : {}),
+            },
+            lane,
+          );
           if (mine !== generation) return null;
           const outcome = b.outcomes[0];
           if (!outcome) throw new Error(`the engine ran no interleaving #${index + 1}`);
@@ -170,10 +201,18 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
           throw e;
         }
       };
-      const r = await exploreReduced(spec, count, runOne, (p) => {
-        latest = p;
-        report(false);
-      });
+      const r = await exploreReduced(
+        spec,
+        count,
+        runOne,
+        (p) => {
+          latest = p;
+          report(false);
+        },
+        lanes.length,
+      );
+      // The extra lanes' PGlites go once the answer is in: memory matters more than their boot next time.
+      for (const l of lanes.slice(1)) l.stop();
       if (mine !== generation || !r.complete) return { outcomes: byIndex(r.outcomes), cancelled: true, ran: r.ran };
       latest = r;
       report(true);
@@ -185,8 +224,7 @@ export function createExplorer(opts: ExplorerOptions): Explorer {
     },
     cancel() {
       generation++;
-      abort?.();
-      drop();
+      for (const l of lanes) l.stop();
     },
     dispose() {
       this.cancel();
