@@ -29,12 +29,10 @@ const PROBE_TRIGGER = '" lockstep_wait_probe"';
 
 /**
  * User-written functions (triggers, functions called from the statement): without them a lock on
- * a table the statement names is its own. The engine's schemas (lockstep, lockstep_sim, …) do not count.
+ * a table the statement names is its own. The engine's schemas (lockstep, lockstep_sim, …) do not
+ * count. Prepared by the executor: it runs at every row wait.
  */
-const USER_FUNCTIONS_SQL = `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-  JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-  WHERE l.lanname NOT IN ('c', 'internal') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-    AND n.nspname NOT LIKE '${INTERNAL_SCHEMA}%' LIMIT 1`;
+const USER_FUNCTIONS_SQL = 'EXECUTE lockstep_user_functions';
 
 /**
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
