@@ -425,21 +425,48 @@ export async function exploreReduced(
   const width = Math.max(1, lanes);
   /** Each lane's cursor: everything before it in its sweep is covered or running. */
   const cursors = Array.from({ length: width }, (_, k) => Math.floor((k * total) / width));
-  const pick = (lane: number): number => {
-    const start = Math.floor((lane * total) / width);
-    for (let n = 0, i = cursors[lane]; n < total; n++, i = i + 1 === total ? 0 : i + 1) {
+  /** Session sequences of the orders running now, by index (for `likelySame`). */
+  const inFlight = new Map<number, number[]>();
+  const likelySame = width > 1 && fps ? staticClassTest(fps, ranker) : null;
+  /** Orders looked at past the cursor for one that no running order is likely to cover. */
+  const LOOKAHEAD = 256;
+  /**
+   * The next order for a lane: the first one neither covered nor running from its cursor on,
+   * passing over orders whose static class (footprints alone, no waits) holds a running order:
+   * that run will probably cover them. -1 when all are covered or running; null when every
+   * candidate in reach is probably covered by a running order (the lane waits for one to end).
+   */
+  const pick = (lane: number): number | null => {
+    let first = -1;
+    for (let n = 0, i = cursors[lane], looked = 0; n < total; n++, i = i + 1 === total ? 0 : i + 1) {
       if (covered[i] || running[i]) continue;
-      cursors[lane] = i;
-      return i;
+      if (first < 0) {
+        first = i;
+        cursors[lane] = i;
+      }
+      if (!likelySame || inFlight.size === 0) return i;
+      const seq = likelySame.unrank(i);
+      if (![...inFlight.values()].some((r) => likelySame.same(seq, r))) return i;
+      if (++looked >= LOOKAHEAD) break;
     }
-    cursors[lane] = start;
-    return -1;
+    if (first < 0) {
+      cursors[lane] = Math.floor((lane * total) / width);
+      return -1;
+    }
+    return null;
   };
+  /** Resolved (and replaced) whenever a run ends, for lanes that wait in `pick`. */
+  let ended: { promise: Promise<void>; resolve: () => void } = deferred();
   const lane = async (k: number): Promise<void> => {
     while (!stopped) {
       const next = pick(k);
+      if (next === null) {
+        await ended.promise;
+        continue;
+      }
       if (next < 0) return;
       running[next] = 1;
+      if (likelySame) inFlight.set(next, likelySame.unrank(next));
       let r: Awaited<ReturnType<RunOne>>;
       try {
         r = await runOne(next, k);
@@ -448,6 +475,10 @@ export async function exploreReduced(
         throw e;
       } finally {
         running[next] = 0;
+        inFlight.delete(next);
+        const e = ended;
+        ended = deferred();
+        e.resolve();
       }
       if (r === null || stopped) {
         stopped = true;
@@ -470,6 +501,67 @@ export async function exploreReduced(
   };
   await Promise.all(Array.from({ length: width }, (_, k) => lane(k)));
   return { outcomes, ran, complete: !stopped && covered.every((c) => c === 1) };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/**
+ * Whether two interleavings are of one class by the static footprints alone (every pair of
+ * conflicting steps of different sessions in the same order), and the session sequence of an
+ * interleaving by its rank. A run's class also pins the steps that waited, so it is a part of
+ * this one: this only tells which orders a running order may cover.
+ */
+function staticClassTest(
+  fps: Footprint[][],
+  ranker: Ranker,
+): { unrank: (index: number) => number[]; same: (x: number[], y: number[]) => boolean } {
+  const piles = ranker.piles;
+  const offsets: number[] = [];
+  let n = 0;
+  for (const p of piles) {
+    offsets.push(n);
+    n += p;
+  }
+  const pairs: [number, number][] = [];
+  for (let a = 0; a < piles.length; a++)
+    for (let b = a + 1; b < piles.length; b++)
+      for (let i = 0; i < piles[a]; i++)
+        for (let j = 0; j < piles[b]; j++) if (conflicts(fps[a][i], fps[b][j])) pairs.push([offsets[a] + i, offsets[b] + j]);
+  const positions = (seq: readonly number[]): Int32Array => {
+    const pos = new Int32Array(n);
+    const taken = piles.map(() => 0);
+    seq.forEach((s, p) => (pos[offsets[s] + taken[s]++] = p));
+    return pos;
+  };
+  return {
+    unrank(index) {
+      const left = [...piles];
+      const seq: number[] = [];
+      let rank = index;
+      while (seq.length < n)
+        for (let s = 0; s < left.length; s++) {
+          if (!left[s]) continue;
+          left[s]--;
+          const below = ranker.count(left);
+          if (rank < below) {
+            seq.push(s);
+            break;
+          }
+          rank -= below;
+          left[s]++;
+        }
+      return seq;
+    },
+    same(x, y) {
+      const px = positions(x);
+      const py = positions(y);
+      return pairs.every(([u, v]) => px[u] < px[v] === py[u] < py[v]);
+    },
+  };
 }
 
 const STALL = { sqlstate: '57014', message: 'canceling statement due to user request' };
