@@ -18,7 +18,7 @@ import { afterSet } from './pg/gucs';
 import { foreignKeyContext, noteLockOrder } from './pg/probes';
 import { functionWaitContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
-import { exportStatementSnapshot } from './pg/replay';
+import { exportStatementSnapshot, gucSql } from './pg/replay';
 import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
@@ -68,8 +68,52 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     return 'sleep';
   }
   if (cls.kind === 'set' && cls.setTransaction) return execSetTransaction(eng, s, cls);
+  const memoKey = setMemoKey(eng, s, st);
+  const known = memoKey !== undefined ? eng.ex.setMemo.get(memoKey) : undefined;
+  if (known) {
+    await afterSet(eng, s, st);
+    step.results.push(...known.results);
+    step.notices.push(...known.notices);
+    return 'ok';
+  }
   startStatementTimer(eng, s);
-  return execDml(eng, s, st);
+  const results = step.results.length;
+  const notices = step.notices.length;
+  const outcome = await execDml(eng, s, st);
+  if (memoKey !== undefined && outcome === 'ok' && !step.error) {
+    if (eng.ex.setMemo.size >= SET_MEMO_SIZE) eng.ex.setMemo.clear();
+    eng.ex.setMemo.set(memoKey, { results: step.results.slice(results), notices: step.notices.slice(notices) });
+  }
+  return outcome;
+}
+
+/** Settings whose SET touches nothing but their own value: no catalog lookup, no lock, no snapshot. */
+const PLAIN_SETTINGS = new Set([
+  'deadlock_timeout',
+  'lock_timeout',
+  'statement_timeout',
+  'idle_in_transaction_session_timeout',
+  'log_lock_waits',
+  'log_lock_failures',
+  'default_transaction_isolation',
+  'application_name',
+  'client_min_messages',
+]);
+/** Distinct SET statements remembered per executor before the memo starts over. */
+const SET_MEMO_SIZE = 512;
+
+/**
+ * The memo key of a lone `SET name = value` of a plain setting, run as its own implicit READ
+ * COMMITTED transaction: its answer (SET, and any notice) depends only on its text and the
+ * session's settings before it, and every explored order and every undo runs the same session
+ * setups again. undefined for every other statement, which gets its dry run.
+ */
+function setMemoKey(eng: EngineContext, s: Sess, st: ParsedStatement): string | undefined {
+  const cls = st.cls;
+  const t = s.txn;
+  if (cls.kind !== 'set' || cls.local || cls.resetAll || cls.setTransaction || !cls.name || !PLAIN_SETTINGS.has(cls.name)) return undefined;
+  if (!t?.implicit || t.log.length || t.isolation !== 'read committed' || s.step!.statements.length !== 1) return undefined;
+  return `${gucSql(eng, s)}\0${st.sql}`;
 }
 
 /**

@@ -20,7 +20,6 @@ import { parseQueryResponse, queryMessage } from './wire';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA };
 
-
 /**
  * Whether a user-written SQL or PL/pgSQL function exists (pg/functionContext.ts). Every object a
  * user creates gets an OID at or above FirstNormalObjectId (16384), and every built-in function
@@ -203,6 +202,8 @@ export class PgliteExecutor {
   defaultGucs: (string | null)[][] = [];
   /** The same settings after a session's SET statements, by their text (pg/gucs.ts). */
   readonly gucMemo = new Map<string, (string | null)[][]>();
+  /** What a lone SET of a plain setting answered, by the session's settings and its text (statement.ts). */
+  readonly setMemo = new Map<string, { results: RawResult['results']; notices: RawResult['notices'] }>();
 
   private async prepareStatements(): Promise<void> {
     await this.must(
