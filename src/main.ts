@@ -12,7 +12,7 @@ boot({
   createExplorer: () =>
     createExplorer({
       createWorker: () => new Worker(new URL('./worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike,
-      lanes: explorerLanes(navigator.hardwareConcurrency),
+      lanes: explorerLanes(navigator.hardwareConcurrency, (navigator as { deviceMemory?: number }).deviceMemory),
     }),
 });
 

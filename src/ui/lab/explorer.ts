@@ -59,9 +59,12 @@ export const PER_INTERLEAVING_MS = 10_000;
 /**
  * Lanes for this device: one per core up to two. Each lane is a PGlite of its own, and a second
  * one halves the wait for an answer on a machine with two cores or more; more lanes would cost
- * memory for little (a third core also serves the page and the player's engine).
+ * memory for little (a third core also serves the page and the player's engine). A device that
+ * says it has less than 4 GB of memory (`navigator.deviceMemory`, Chromium only) keeps one: a
+ * second PGlite is about 200 MB more beside the player's.
  */
-export function explorerLanes(cores: number | undefined): number {
+export function explorerLanes(cores: number | undefined, memoryGB?: number): number {
+  if (memoryGB !== undefined && memoryGB < 4) return 1;
   return Math.max(1, Math.min(2, cores ?? 1));
 }
 
