@@ -8,6 +8,7 @@ import { approximate } from '../model/approximate';
 import type { PlanItem } from '../model/facts';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
+import type { PgMessage } from '../types';
 import { gucCount, gucSql } from './replay';
 
 /**
@@ -81,4 +82,41 @@ export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
     `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[]) LIMIT 1`,
   );
   if (rows.length) approximate(eng, s, 'deferred-commit');
+}
+
+/**
+ * The check a referenced row's NO ACTION / RESTRICT constraint runs when an UPDATE or DELETE
+ * removes its key (ri_triggers.c's ri_restrict), for the key a failed statement reported ("Key
+ * (id)=(1) is still referenced from table …", or "is referenced" for RESTRICT's 23001). That check locks the referencing rows FOR KEY
+ * SHARE before it reports one, so it waits for a transaction that deleted such a row, changed
+ * its key or locked it FOR UPDATE, and fails only if the row is still there afterwards.
+ * `probe`: a locking SELECT finding those rows as the check does (by the key's text, as the
+ * DETAIL prints it); `query`: the check's own query, as PostgreSQL's CONTEXT names it.
+ * Undefined for any other error.
+ */
+export async function referencingRowsCheck(eng: EngineContext, error: PgMessage): Promise<{ probe: string; query: string } | undefined> {
+  // NO ACTION: 23503 "… violates foreign key constraint …", "… is still referenced …";
+  // RESTRICT: 23001 "… violates RESTRICT setting of foreign key constraint …", "… is referenced …".
+  const m = /^update or delete on table "(.+)" violates (?:RESTRICT setting of )?foreign key constraint "(.+)" on table "(.+)"$/s.exec(
+    error.message,
+  );
+  const d = /^Key \((.+?)\)=\((.*)\) is (?:still )?referenced from table "(.+)"\.$/s.exec(error.detail ?? '');
+  if (!m || !d || d[3] !== m[3]) return undefined;
+  const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  const q = (expr: string) => `'"' || pg_catalog.replace(${expr}, '"', '""') || '"'`;
+  const rows = await eng.ex.must(
+    `SELECT 'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE pg_catalog.concat_ws('', '', ' ||
+        pg_catalog.string_agg('x.' || ${q('fa.attname')} || '::text', ', ' ORDER BY k.i) || ') = ' || ${lit(lit(d[2]))} || ' FOR KEY SHARE OF x',
+       'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE ' ||
+        pg_catalog.string_agg('$' || k.i || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') ' || ${q('fa.attname')}, ' AND ' ORDER BY k.i) || ' FOR KEY SHARE OF x'
+       FROM pg_catalog.pg_constraint con
+       JOIN pg_catalog.pg_class fc ON fc.oid = con.conrelid JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
+       JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid
+       CROSS JOIN LATERAL unnest(con.conkey, con.conpfeqop) WITH ORDINALITY AS k(att, opr, i)
+       JOIN pg_catalog.pg_attribute fa ON fa.attrelid = con.conrelid AND fa.attnum = k.att
+       JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
+       WHERE con.contype = 'f' AND con.conname = ${lit(m[2])} AND fc.relname = ${lit(m[3])} AND pc.relname = ${lit(m[1])}
+       GROUP BY con.oid, fn.nspname, fc.relname, fc.relkind`,
+  );
+  return rows.length === 1 && rows[0][0] && rows[0][1] ? { probe: rows[0][0], query: rows[0][1] } : undefined;
 }
