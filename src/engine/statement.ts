@@ -6,7 +6,7 @@ import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
-import { PG } from './model/messages';
+import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
@@ -15,7 +15,7 @@ import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, an
 import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
-import { foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
+import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { functionWaitContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot } from './pg/replay';
@@ -253,6 +253,26 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
     abortTxnState(eng, s, true);
     return 'error';
+  }
+  // ON CONFLICT's pre-check waits for an open transaction that updated or deleted a row its
+  // new row conflicts with, after the statement has opened (and locked) its tables.
+  const arbiter = await arbiterBlocker(eng, s, st, dry);
+  if (arbiter) {
+    const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
+    if (first !== 'ok') return first;
+    const { block, offset, relation } = arbiter.tuple;
+    const outcome = waitOnXid(
+      eng,
+      s,
+      arbiter.session,
+      arbiter.xid,
+      undefined,
+      'insert',
+      xactWaitContext('insert', block, offset, relation),
+    );
+    // The row was formed before the check waited: after the wait it is checked and inserted as formed.
+    if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+    return outcome;
   }
   const sx = s.txn?.sx;
   if (sx && dry.ssi) {

@@ -5,11 +5,17 @@
 import { indexOrderedRelations } from '../approximations';
 import type { EngineContext } from '../context';
 import { approximate } from '../model/approximate';
-import type { PlanItem } from '../model/facts';
+import { EngineInternalError } from '../errors';
+import type { DryRun, PlanItem } from '../model/facts';
+import type { TupleId } from '../model/rowlocks';
+import { groupBy } from '../model/util';
+import { restoreSequences, sequenceStates } from './catalog';
+import { dryRun } from './dryRun';
+import { uniqueKeysSql } from './footprint';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
-import { gucCount, gucSql } from './replay';
+import { gucCount, gucSql, ident } from './replay';
 
 /**
  * An UPDATE / DELETE that waits for a row after locking others: PostgreSQL meets its rows in its
@@ -119,4 +125,93 @@ export async function referencingRowsCheck(eng: EngineContext, error: PgMessage)
        GROUP BY con.oid, fn.nspname, fc.relname, fc.relkind`,
   );
   return rows.length === 1 && rows[0][0] && rows[0][1] ? { probe: rows[0][0], query: rows[0][1] } : undefined;
+}
+
+/**
+ * INSERT … ON CONFLICT checks each row it is about to insert against its arbiter indexes first
+ * (ExecCheckIndexConstraints, with a dirty snapshot): a conflicting row that an open transaction
+ * has updated or deleted is waited for, since that transaction may yet remove the conflict, and
+ * afterwards the row is checked again (DO NOTHING inserts if the conflicting row is gone). The
+ * dry run, where that transaction's change is not made, meets the committed row and skips it.
+ * A second dry run with those rows removed shows which of them the statement's rows conflict
+ * with: the first, in the order the statement inserts them, is the one its pre-check waits for.
+ * Rows the dry run itself locked (DO UPDATE) are left to the plan's row waits.
+ */
+export async function arbiterBlocker(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  dry: DryRun,
+): Promise<{ session: string; xid: number; tuple: TupleId } | undefined> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || cls.verb !== 'insert' || !cls.onConflict) return undefined;
+  const at = (t: TupleId) => `(${t.block},${t.offset})`;
+  const planned = new Set(dry.plan.flatMap((p) => (p.kind === 'row' ? [`${p.tuple.oid}:${at(p.tuple)}`] : [])));
+  const changed = eng.rows.all().flatMap(({ tuple, holders }) => {
+    if (planned.has(`${tuple.oid}:${at(tuple)}`)) return [];
+    const h = holders.find((x) => x.session !== s.name && (x.mode === 'Update' || x.mode === 'NoKeyUpdate'));
+    return h ? [{ tuple, session: h.session, xid: h.xid }] : [];
+  });
+  if (!changed.length) return undefined;
+  // Rows of the tables the statement names, or of their partitions (a partitioned table's rows are in those).
+  const outside = [...new Set(changed.map((h) => h.tuple.oid))].filter(
+    (oid) => !cls.relations.includes(changed.find((h) => h.tuple.oid === oid)!.tuple.relation),
+  );
+  const partitions = outside.length
+    ? new Set(
+        (
+          await eng.ex.must(
+            `SELECT c.oid::text FROM pg_catalog.pg_class c WHERE c.oid = ANY('{${outside.join(',')}}'::oid[]) AND c.relispartition AND (SELECT r.relname FROM pg_catalog.pg_class r WHERE r.oid = pg_catalog.pg_partition_root(c.oid)) = ANY(ARRAY[${cls.relations.map((r) => `'${r.replace(/'/g, "''")}'`).join(', ')}]::text[])`,
+          )
+        ).map((r) => Number(r[0])),
+      )
+    : new Set<number>();
+  const held = changed.filter((h) => cls.relations.includes(h.tuple.relation) || partitions.has(h.tuple.oid));
+  if (!held.length) return undefined;
+  // Their unique keys as committed (the holders' changes are not in PGlite).
+  const byKey = new Map<string, (typeof held)[number]>();
+  const byTable = groupBy(held, (h) => h.tuple.relation);
+  for (const [table, list] of byTable) {
+    const cat = eng.catalog.find((c) => c.name === table);
+    const sql =
+      cat &&
+      uniqueKeysSql(
+        cat,
+        list.map((h) => at(h.tuple)),
+      );
+    if (!sql) continue;
+    for (const row of await eng.ex.must(sql)) {
+      const h = list.find((x) => at(x.tuple) === row[0]);
+      for (const k of row.slice(1)) if (k && h) byKey.set(k, h);
+    }
+  }
+  if (!byKey.size) return undefined;
+  // Remove them (triggers off: no cascade, no check) before the statement runs again.
+  const deletes = [...byTable].map(
+    ([table, list]) => `DELETE FROM ${ident(table)} WHERE ctid = ANY('{${list.map((h) => `"${at(h.tuple)}"`).join(',')}}'::tid[]);\n`,
+  );
+  const prelude = {
+    sql:
+      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
+      `SET LOCAL session_replication_role = replica;\n${deletes.join('')}` +
+      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
+    count: 3 + deletes.length,
+  };
+  // nextval is not transactional: the probe gives back what its run took.
+  const seqs = await sequenceStates(eng);
+  let probe: DryRun;
+  try {
+    probe = await dryRun(eng, s, st, false, false, prelude);
+  } catch (e) {
+    if (!(e instanceof EngineInternalError)) throw e;
+    return undefined;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (probe.raw.error) return undefined;
+  const pos = (ctid = '') => ctid.slice(1, -1).split(',').map(Number);
+  const hits = probe.inserted
+    .filter((k) => byKey.has(`${k.index}\u0001${k.key}`))
+    .sort((a, b) => pos(a.ctid)[0] - pos(b.ctid)[0] || pos(a.ctid)[1] - pos(b.ctid)[1]);
+  return hits.length ? byKey.get(`${hits[0].index}\u0001${hits[0].key}`) : undefined;
 }
