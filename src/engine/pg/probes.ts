@@ -97,7 +97,8 @@ export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
  * SHARE before it reports one, so it waits for a transaction that deleted such a row, changed
  * its key or locked it FOR UPDATE, and fails only if the row is still there afterwards.
  * `probe`: a locking SELECT finding those rows as the check does (by the key's text, as the
- * DETAIL prints it); `query`: the check's own query, as PostgreSQL's CONTEXT names it.
+ * DETAIL prints it), stopping at the first row it locks, as the check asks SPI for one row
+ * (ri_PerformCheck); `query`: the check's own query, as PostgreSQL's CONTEXT names it.
  * Undefined for any other error.
  */
 export async function referencingRowsCheck(eng: EngineContext, error: PgMessage): Promise<{ probe: string; query: string } | undefined> {
@@ -112,7 +113,7 @@ export async function referencingRowsCheck(eng: EngineContext, error: PgMessage)
   const q = (expr: string) => `'"' || pg_catalog.replace(${expr}, '"', '""') || '"'`;
   const rows = await eng.ex.must(
     `SELECT 'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE pg_catalog.concat_ws('', '', ' ||
-        pg_catalog.string_agg('x.' || ${q('fa.attname')} || '::text', ', ' ORDER BY k.i) || ') = ' || ${lit(lit(d[2]))} || ' FOR KEY SHARE OF x',
+        pg_catalog.string_agg('x.' || ${q('fa.attname')} || '::text', ', ' ORDER BY k.i) || ') = ' || ${lit(lit(d[2]))} || ' FOR KEY SHARE OF x LIMIT 1',
        'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE ' ||
         pg_catalog.string_agg('$' || k.i || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') ' || ${q('fa.attname')}, ' AND ' ORDER BY k.i) || ' FOR KEY SHARE OF x'
        FROM pg_catalog.pg_constraint con
