@@ -6,7 +6,7 @@ import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
-import { PG } from './model/messages';
+import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
@@ -15,7 +15,7 @@ import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, an
 import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
-import { foreignKeyContext, noteLockOrder } from './pg/probes';
+import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { functionWaitContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql } from './pg/replay';
@@ -280,14 +280,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // A foreign-key trigger fails at the end of the statement, after the statement has locked
     // its rows: a row another session holds is waited for first (PostgreSQL's order).
     if (
-      dry.raw.error.sqlstate === '23503' &&
+      (dry.raw.error.sqlstate === '23503' || dry.raw.error.sqlstate === '23001') &&
       s.txn &&
       !s.txn.sx &&
       st.cls.kind === 'dml' &&
       st.cls.waitPolicy !== 'skip' &&
       (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
-      const first = await lockBeforeTriggers(eng, s, st);
+      const first = await lockBeforeTriggers(eng, s, st, dry.raw.error);
       // After the wait the whole statement reads with a new snapshot, not only its check.
       if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
@@ -297,6 +297,26 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
     abortTxnState(eng, s, true);
     return 'error';
+  }
+  // ON CONFLICT's pre-check waits for an open transaction that updated or deleted a row its
+  // new row conflicts with, after the statement has opened (and locked) its tables.
+  const arbiter = await arbiterBlocker(eng, s, st, dry);
+  if (arbiter) {
+    const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
+    if (first !== 'ok') return first;
+    const { block, offset, relation } = arbiter.tuple;
+    const outcome = waitOnXid(
+      eng,
+      s,
+      arbiter.session,
+      arbiter.xid,
+      undefined,
+      'insert',
+      xactWaitContext('insert', block, offset, relation),
+    );
+    // The row was formed before the check waited: after the wait it is checked and inserted as formed.
+    if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+    return outcome;
   }
   const sx = s.txn?.sx;
   if (sx && dry.ssi) {
@@ -417,16 +437,38 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
 }
 
 /**
- * The locks a statement takes before its foreign-key triggers run (its rows, and the relation and
+ * The locks a statement takes before its foreign-key trigger fails (its rows, and the relation and
  * advisory locks of its scan): a dry run with the triggers off (session_replication_role =
- * replica) finds them. 'ok' when none conflicts (the trigger's error is reported at once);
- * otherwise the statement waits (or fails) on them, and runs again, triggers and all, once they
- * are granted: the trigger's check then takes a new snapshot, as READ COMMITTED's does.
+ * replica) finds them. A referenced row's NO ACTION / RESTRICT check then locks the referencing
+ * rows it finds FOR KEY SHARE (referencingRowsCheck). 'ok' when none of these conflicts (the
+ * trigger's error is reported at once); otherwise the statement waits (or fails) on them, and runs
+ * again, triggers and all, once they are granted: the trigger's check then takes a new snapshot,
+ * as READ COMMITTED's does, and no longer finds a referencing row the holder deleted.
  */
-export async function lockBeforeTriggers(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+export async function lockBeforeTriggers(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  error: PgMessage,
+): Promise<'ok' | 'error' | 'wait'> {
   const probe = await dryRun(eng, s, st, false, true);
-  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
-  return walkPlan(eng, s, st, probe);
+  if (probe.raw.error) return 'ok';
+  const check = await referencingRowsCheck(eng, error);
+  const checkSt = check ? parseStatements(check.probe)[0] : undefined;
+  const checkRun = checkSt ? await dryRun(eng, s, checkSt) : undefined;
+  const checkWaits = !!checkRun && !checkRun.raw.error && hasRowConflicts(eng, s, checkRun.plan);
+  if (!checkWaits && !hasConflicts(eng, s, probe.plan)) return 'ok';
+  // The statement's own rows are locked (and changed) before its AFTER triggers run the check.
+  const own = walkPlan(eng, s, st, probe);
+  if (own !== 'ok' || !checkWaits) return own;
+  const outcome = walkPlan(eng, s, checkSt!, checkRun!);
+  const w = s.step?.wait;
+  if (outcome !== 'wait' || !w?.tuple) return outcome;
+  const query = `SQL statement "${check!.query}"`;
+  if (w.context) w.context += `\n${query}`;
+  // Under a transaction snapshot the check fails with 40001 when the holder changed the row.
+  if (s.txn?.isolation !== 'read committed') s.step!.xactRowWait = { tuple: w.tuple, context: query };
+  return outcome;
 }
 
 /**

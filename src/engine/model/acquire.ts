@@ -42,6 +42,14 @@ export function walkPlan(
   // The keys this walk has found free so far: in the indexes once a later key waits.
   const passed: Extract<PlanItem, { kind: 'key' }>[] = [];
   if (!kinds) step.keysBeforeWait = undefined;
+  const keepPassed = (xid: number) => {
+    if (!passed.length) return;
+    const table = (k: { index: string; key: string }) => dry.inserted.find((i) => i.index === k.index && i.key === k.key)?.table;
+    step.keysBeforeWait = passed.map((k) => {
+      const t = table(k);
+      return { index: k.index, key: k.key, depth, xid, ...(t ? { table: t } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
+    });
+  };
   for (const item of dry.plan) {
     if (kinds && !kinds.has(item.kind)) continue;
     switch (item.kind) {
@@ -100,6 +108,9 @@ export function walkPlan(
           offset: item.tuple.offset,
         };
         const tmode = tupleLockMode(item.mode);
+        // INSERT … ON CONFLICT: the rows it inserted before this one's conflict have their index
+        // entries in (inProcessingOrder), and a transaction id, while it waits for this row.
+        if (passed.length) keepPassed(currentXid(eng, s));
         // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
         // member or the single locker): "avoids deadlock".
         const alreadyLocker = eng.rows.heldMode(item.tuple, s.name) !== undefined;
@@ -128,14 +139,7 @@ export function walkPlan(
           passed.push(item);
           continue;
         }
-        const xid = currentXid(eng, s); // the heap tuple is inserted before the unique check waits
-        if (passed.length) {
-          const table = (k: { index: string; key: string }) => dry.inserted.find((i) => i.index === k.index && i.key === k.key)?.table;
-          step.keysBeforeWait = passed.map((k) => {
-            const t = table(k);
-            return { index: k.index, key: k.key, depth, xid, ...(t ? { table: t } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
-          });
-        }
+        keepPassed(currentXid(eng, s)); // the heap tuple is inserted before the unique check waits
         // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
         // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
         // tuple and its table.

@@ -73,7 +73,7 @@ export interface RelationInfo {
 export type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
-  | { kind: 'key'; index: string; key: string; ctid?: string }
+  | { kind: 'key'; index: string; key: string; ctid?: string; table?: string }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 
 /** A dry run's findings: the facts about one statement the model consumes. */

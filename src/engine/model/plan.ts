@@ -67,3 +67,41 @@ export function hasConflicts(eng: ModelState, s: Sess, plan: PlanItem[]): boolea
 
 /** The plan items a statement takes before it locks rows: its relation locks and advisory locks. */
 export const HEAVYWEIGHT_ITEMS: ReadonlySet<PlanItem['kind']> = new Set(['rel', 'adv']);
+
+/**
+ * INSERT … ON CONFLICT handles its rows one at a time, in the order its source yields them
+ * (ExecInsert per row): a row that conflicts is locked and updated (DO UPDATE), a row that does
+ * not has its index entries inserted, before the next row is formed. The versions it creates go
+ * onto the heap in that order, so the position of the version each row created orders the row
+ * locks of DO UPDATE and the keys of the inserted rows; the tuple-header scan lists the locked
+ * rows in heap order instead. `created` maps a locked row ("oid:(block,offset)") to the ctid of
+ * the version the statement made of it. Each table's items are ordered among their own places
+ * (ctids of different tables do not compare); row locks without a new version (a DO UPDATE whose
+ * WHERE failed) and every other item keep their places.
+ */
+export function inProcessingOrder(plan: PlanItem[], created: ReadonlyMap<string, string>): PlanItem[] {
+  const placed = (p: PlanItem): { table: string; at: [number, number, number] } | undefined => {
+    const ctid =
+      p.kind === 'row' ? created.get(`${p.tuple.oid}:(${p.tuple.block},${p.tuple.offset})`) : p.kind === 'key' ? p.ctid : undefined;
+    const table = p.kind === 'row' ? p.tuple.relation : p.kind === 'key' ? p.table : undefined;
+    if (!ctid || !table) return undefined;
+    const [block, offset] = ctid.slice(1, -1).split(',').map(Number);
+    // A row's lock comes before the index entries of the version that replaces it.
+    return { table, at: [block, offset, p.kind === 'row' ? 0 : 1] };
+  };
+  const byTable = new Map<string, { slots: number[]; items: { item: PlanItem; at: [number, number, number] }[] }>();
+  plan.forEach((item, i) => {
+    const p = placed(item);
+    if (!p) return;
+    let g = byTable.get(p.table);
+    if (!g) byTable.set(p.table, (g = { slots: [], items: [] }));
+    g.slots.push(i);
+    g.items.push({ item, at: p.at });
+  });
+  const out = [...plan];
+  for (const g of byTable.values()) {
+    g.items.sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1] || a.at[2] - b.at[2]);
+    g.slots.forEach((slot, i) => (out[slot] = g.items[i].item));
+  }
+  return out;
+}

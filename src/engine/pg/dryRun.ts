@@ -7,7 +7,7 @@ import { EngineInternalError } from '../errors';
 import type { CatalogTable, DryRun, LockSample, PlanItem } from '../model/facts';
 import type { LockMode, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
-import { buildPlan } from '../model/plan';
+import { buildPlan, inProcessingOrder } from '../model/plan';
 import { snapshotXmin } from '../model/txn';
 import { groupBy, sameTag, splitKey } from '../model/util';
 import { addCursor, runStatement } from './cursor';
@@ -166,6 +166,8 @@ export async function dryRunInner(
   let assignsXid = false;
   let ops: ImageOp[] = [];
   let ssi: DryRun['ssi'];
+  // INSERT … ON CONFLICT: each locked row of the target → the ctid of the version made of it.
+  const created = new Map<string, string>();
   if (!raw.error) {
     if (!afterRows) {
       const a = await eng.ex.run(`${LOCK_SAMPLE_SQL};\n${TUPLE_SCAN_SQL}`);
@@ -221,6 +223,7 @@ export async function dryRunInner(
     // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
     if (order) others.sort((a, b) => a.xid - b.xid);
     plan = buildPlan(eng, st, before, after, others);
+    for (const t of others) if (t.newCtid) created.set(`${t.oid}:(${t.block},${t.offset})`, t.newCtid);
     // Under the kept statement snapshot a lock can land on an old version (pg/stmtSnapshot.ts).
     if (recordsImage(st))
       ops = await imageOps(eng, run, touched.touched, touched.inserted, plan, usesStatementSnapshot(txn.isolation, s.step?.stmtSnapshot));
@@ -259,7 +262,8 @@ export async function dryRunInner(
       (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
     );
   }
-  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';

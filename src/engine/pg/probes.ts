@@ -5,10 +5,17 @@
 import { indexOrderedRelations } from '../approximations';
 import type { EngineContext } from '../context';
 import { approximate } from '../model/approximate';
-import type { PlanItem } from '../model/facts';
+import { EngineInternalError } from '../errors';
+import type { DryRun, PlanItem } from '../model/facts';
+import type { TupleId } from '../model/rowlocks';
+import { groupBy } from '../model/util';
+import { restoreSequences, sequenceStates } from './catalog';
+import { dryRun } from './dryRun';
+import { uniqueKeysSql } from './footprint';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
-import { gucCount, gucSql } from './replay';
+import type { PgMessage } from '../types';
+import { gucCount, gucSql, ident } from './replay';
 
 /**
  * An UPDATE / DELETE that waits for a row after locking others: PostgreSQL meets its rows in its
@@ -81,4 +88,131 @@ export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
     `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[]) LIMIT 1`,
   );
   if (rows.length) approximate(eng, s, 'deferred-commit');
+}
+
+/**
+ * The check a referenced row's NO ACTION / RESTRICT constraint runs when an UPDATE or DELETE
+ * removes its key (ri_triggers.c's ri_restrict), for the key a failed statement reported ("Key
+ * (id)=(1) is still referenced from table …", or "is referenced" for RESTRICT's 23001). That check locks the referencing rows FOR KEY
+ * SHARE before it reports one, so it waits for a transaction that deleted such a row, changed
+ * its key or locked it FOR UPDATE, and fails only if the row is still there afterwards.
+ * `probe`: a locking SELECT finding those rows as the check does (by the key's text, as the
+ * DETAIL prints it), stopping at the first row it locks, as the check asks SPI for one row
+ * (ri_PerformCheck); `query`: the check's own query, as PostgreSQL's CONTEXT names it.
+ * Undefined for any other error.
+ */
+export async function referencingRowsCheck(eng: EngineContext, error: PgMessage): Promise<{ probe: string; query: string } | undefined> {
+  // NO ACTION: 23503 "… violates foreign key constraint …", "… is still referenced …";
+  // RESTRICT: 23001 "… violates RESTRICT setting of foreign key constraint …", "… is referenced …".
+  const m = /^update or delete on table "(.+)" violates (?:RESTRICT setting of )?foreign key constraint "(.+)" on table "(.+)"$/s.exec(
+    error.message,
+  );
+  const d = /^Key \((.+?)\)=\((.*)\) is (?:still )?referenced from table "(.+)"\.$/s.exec(error.detail ?? '');
+  if (!m || !d || d[3] !== m[3]) return undefined;
+  const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  const q = (expr: string) => `'"' || pg_catalog.replace(${expr}, '"', '""') || '"'`;
+  const rows = await eng.ex.must(
+    `SELECT 'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE pg_catalog.concat_ws('', '', ' ||
+        pg_catalog.string_agg('x.' || ${q('fa.attname')} || '::text', ', ' ORDER BY k.i) || ') = ' || ${lit(lit(d[2]))} || ' FOR KEY SHARE OF x LIMIT 1',
+       'SELECT 1 FROM ' || CASE WHEN fc.relkind = 'p' THEN '' ELSE 'ONLY ' END || ${q('fn.nspname')} || '.' || ${q('fc.relname')} || ' x WHERE ' ||
+        pg_catalog.string_agg('$' || k.i || ' OPERATOR(' || opn.nspname || '.' || op.oprname || ') ' || ${q('fa.attname')}, ' AND ' ORDER BY k.i) || ' FOR KEY SHARE OF x'
+       FROM pg_catalog.pg_constraint con
+       JOIN pg_catalog.pg_class fc ON fc.oid = con.conrelid JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
+       JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid
+       CROSS JOIN LATERAL unnest(con.conkey, con.conpfeqop) WITH ORDINALITY AS k(att, opr, i)
+       JOIN pg_catalog.pg_attribute fa ON fa.attrelid = con.conrelid AND fa.attnum = k.att
+       JOIN pg_catalog.pg_operator op ON op.oid = k.opr JOIN pg_catalog.pg_namespace opn ON opn.oid = op.oprnamespace
+       WHERE con.contype = 'f' AND con.conname = ${lit(m[2])} AND fc.relname = ${lit(m[3])} AND pc.relname = ${lit(m[1])}
+       GROUP BY con.oid, fn.nspname, fc.relname, fc.relkind`,
+  );
+  return rows.length === 1 && rows[0][0] && rows[0][1] ? { probe: rows[0][0], query: rows[0][1] } : undefined;
+}
+
+/**
+ * INSERT … ON CONFLICT checks each row it is about to insert against its arbiter indexes first
+ * (ExecCheckIndexConstraints, with a dirty snapshot): a conflicting row that an open transaction
+ * has updated or deleted is waited for, since that transaction may yet remove the conflict, and
+ * afterwards the row is checked again (DO NOTHING inserts if the conflicting row is gone). The
+ * dry run, where that transaction's change is not made, meets the committed row and skips it.
+ * A second dry run with those rows removed shows which of them the statement's rows conflict
+ * with: the first, in the order the statement inserts them, is the one its pre-check waits for.
+ * Rows the dry run itself locked (DO UPDATE) are left to the plan's row waits.
+ */
+export async function arbiterBlocker(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  dry: DryRun,
+): Promise<{ session: string; xid: number; tuple: TupleId } | undefined> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || cls.verb !== 'insert' || !cls.onConflict) return undefined;
+  const at = (t: TupleId) => `(${t.block},${t.offset})`;
+  const planned = new Set(dry.plan.flatMap((p) => (p.kind === 'row' ? [`${p.tuple.oid}:${at(p.tuple)}`] : [])));
+  const changed = eng.rows.all().flatMap(({ tuple, holders }) => {
+    if (planned.has(`${tuple.oid}:${at(tuple)}`)) return [];
+    const h = holders.find((x) => x.session !== s.name && (x.mode === 'Update' || x.mode === 'NoKeyUpdate'));
+    return h ? [{ tuple, session: h.session, xid: h.xid }] : [];
+  });
+  if (!changed.length) return undefined;
+  // Rows of the tables the statement names, or of their partitions (a partitioned table's rows are in those).
+  const outside = [...new Set(changed.map((h) => h.tuple.oid))].filter(
+    (oid) => !cls.relations.includes(changed.find((h) => h.tuple.oid === oid)!.tuple.relation),
+  );
+  const partitions = outside.length
+    ? new Set(
+        (
+          await eng.ex.must(
+            `SELECT c.oid::text FROM pg_catalog.pg_class c WHERE c.oid = ANY('{${outside.join(',')}}'::oid[]) AND c.relispartition AND (SELECT r.relname FROM pg_catalog.pg_class r WHERE r.oid = pg_catalog.pg_partition_root(c.oid)) = ANY(ARRAY[${cls.relations.map((r) => `'${r.replace(/'/g, "''")}'`).join(', ')}]::text[])`,
+          )
+        ).map((r) => Number(r[0])),
+      )
+    : new Set<number>();
+  const held = changed.filter((h) => cls.relations.includes(h.tuple.relation) || partitions.has(h.tuple.oid));
+  if (!held.length) return undefined;
+  // Their unique keys as committed (the holders' changes are not in PGlite).
+  const byKey = new Map<string, (typeof held)[number]>();
+  const byTable = groupBy(held, (h) => h.tuple.relation);
+  for (const [table, list] of byTable) {
+    const cat = eng.catalog.find((c) => c.name === table);
+    const sql =
+      cat &&
+      uniqueKeysSql(
+        cat,
+        list.map((h) => at(h.tuple)),
+      );
+    if (!sql) continue;
+    for (const row of await eng.ex.must(sql)) {
+      const h = list.find((x) => at(x.tuple) === row[0]);
+      for (const k of row.slice(1)) if (k && h) byKey.set(k, h);
+    }
+  }
+  if (!byKey.size) return undefined;
+  // Remove them (triggers off: no cascade, no check) before the statement runs again.
+  const deletes = [...byTable].map(
+    ([table, list]) => `DELETE FROM ${ident(table)} WHERE ctid = ANY('{${list.map((h) => `"${at(h.tuple)}"`).join(',')}}'::tid[]);\n`,
+  );
+  const prelude = {
+    sql:
+      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
+      `SET LOCAL session_replication_role = replica;\n${deletes.join('')}` +
+      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
+    count: 3 + deletes.length,
+  };
+  // nextval is not transactional: the probe gives back what its run took.
+  const seqs = await sequenceStates(eng);
+  let probe: DryRun;
+  try {
+    probe = await dryRun(eng, s, st, false, false, prelude);
+  } catch (e) {
+    if (!(e instanceof EngineInternalError)) throw e;
+    return undefined;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (probe.raw.error) return undefined;
+  const pos = (ctid = '') => ctid.slice(1, -1).split(',').map(Number);
+  const hits = probe.inserted
+    .filter((k) => byKey.has(`${k.index}\u0001${k.key}`))
+    .sort((a, b) => pos(a.ctid)[0] - pos(b.ctid)[0] || pos(a.ctid)[1] - pos(b.ctid)[1]);
+  return hits.length ? byKey.get(`${hits[0].index}\u0001${hits[0].key}`) : undefined;
 }
