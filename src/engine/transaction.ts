@@ -3,7 +3,7 @@ import type { EngineContext } from './context';
 import { followUpdates, noteMovedRows } from './model/followUpdates';
 import { PG } from './model/messages';
 import { SsiFailure } from './model/ssi';
-import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn';
+import { abortTxnState, beginTxn, commitSubtransactions, endTxnState, releaseDepth } from './model/txn';
 import { findLastIndex } from './model/util';
 import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
@@ -89,10 +89,7 @@ export async function execTxnControl(
       } else {
         s.txn.savepoints.length = i;
         s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${ident(ctl.name)}`, command: 'RELEASE' });
-        for (const h of s.txn.held) if (h.depth > i) h.depth = i;
-        for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
-        for (const k of s.txn.insertedKeys) if (k.depth > i) k.depth = i;
-        eng.rows.merge(s.name, i);
+        commitSubtransactions(eng, s, i);
       }
       step.results.push({ command: cmd });
       return 'ok';
