@@ -59,7 +59,8 @@ export interface Txn {
   startMs: number;
   log: LogEntry[];
   aborted: boolean;
-  savepoints: { name: string; logLen: number; xid?: number }[];
+  /** Open savepoints: the data log's length and the SET / SET LOCAL lists' lengths when each was taken. */
+  savepoints: { name: string; logLen: number; setsLen: number; localSetsLen: number; xid?: number }[];
   /** ExclusiveLock on each (sub)transaction id, with the savepoint depth it belongs to. */
   xidHolds: { xid: number; depth: number }[];
   held: HeldLock[];

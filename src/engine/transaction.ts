@@ -61,7 +61,12 @@ export async function execTxnControl(
         step.error = PG.savepointOutsideBlock('SAVEPOINT');
         return 'error';
       }
-      s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
+      s.txn.savepoints.push({
+        name: ctl.name,
+        logLen: s.txn.log.length + 1,
+        setsLen: s.txn.sets.length,
+        localSetsLen: s.txn.localSets.length,
+      });
       s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${ident(ctl.name)}`, command: 'SAVEPOINT' });
       step.results.push({ command: 'SAVEPOINT' });
       return 'ok';
@@ -86,6 +91,13 @@ export async function execTxnControl(
         s.txn.log.length = sp.logLen;
         s.txn.aborted = false;
         releaseDepth(eng, s, depth);
+        // The subtransaction's SET and SET LOCAL are undone with it (AtEOSubXact_GUC), so the
+        // timeouts go back to what they were at the savepoint.
+        if (s.txn.sets.length > sp.setsLen || s.txn.localSets.length > sp.localSetsLen) {
+          s.txn.sets.length = sp.setsLen;
+          s.txn.localSets.length = sp.localSetsLen;
+          await refreshSessionGucs(eng, s);
+        }
       } else {
         s.txn.savepoints.length = i;
         s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${ident(ctl.name)}`, command: 'RELEASE' });
