@@ -72,6 +72,8 @@ export interface Txn {
   originOf: Map<string, TupleId>;
   /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
   snapshot?: string;
+  /** A statement took a snapshot (FirstSnapshotSet): the isolation level and READ WRITE can no longer be set. */
+  snapshotTaken?: boolean;
   /** SERIALIZABLE: the transaction's SSI state (from its first snapshot on). */
   sx?: Sxact;
 }
