@@ -143,6 +143,8 @@ export interface Sess {
   gucs: Record<string, string>;
   timeouts: { deadlock: number; lock: number; statement: number; idle: number };
   defaultIsolation: IsolationLevel;
+  /** default_transaction_read_only (SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY): new transactions are READ ONLY. */
+  defaultReadOnly: boolean;
   txn: Txn | null;
   step: RunningStep | null;
   last: SessionSnapshot['last'];
@@ -221,6 +223,7 @@ export function addSession(eng: ModelState, name: string, index: number): void {
     gucs: {},
     timeouts: { deadlock: 1000, lock: 0, statement: 0, idle: 0 },
     defaultIsolation: 'read committed',
+    defaultReadOnly: false,
     txn: null,
     step: null,
     last: null,

@@ -69,7 +69,9 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     startStatementTimer(eng, s);
     return 'sleep';
   }
-  if (cls.kind === 'set' && cls.setTransaction) return execSetTransaction(eng, s, cls);
+  // SET SESSION CHARACTERISTICS is a SET of default_transaction_isolation / _read_only: PGlite
+  // runs it and the session replays it like any other SET.
+  if (cls.kind === 'set' && cls.setTransaction && cls.name === 'transaction') return execSetTransaction(eng, s, cls);
   startStatementTimer(eng, s);
   return execDml(eng, s, st);
 }
@@ -124,14 +126,9 @@ export function startStatementTimer(eng: EngineContext, s: Sess): void {
   if (s.timeouts.statement > 0) eng.timers.set(s.name, 'statement_timeout', eng.clock + s.timeouts.statement);
 }
 
-/** SET TRANSACTION / SET SESSION CHARACTERISTICS: the isolation level, before the first statement. */
+/** SET TRANSACTION: the isolation level and READ ONLY / READ WRITE of the open transaction. */
 export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Classified, { kind: 'set' }>): 'ok' | 'error' {
   const step = s.step!;
-  if (cls.name === 'session characteristics') {
-    if (cls.isolation) s.defaultIsolation = cls.isolation as IsolationLevel;
-    step.results.push({ command: 'SET' });
-    return 'ok';
-  }
   const txn = s.txn!;
   // check_transaction_isolation / check_transaction_read_only: a change of isolation level, or
   // back to READ WRITE, must come before the transaction's first snapshot and outside a

@@ -10,7 +10,7 @@ export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?
   s.txn = {
     implicit,
     isolation: (isolation as IsolationLevel | undefined) ?? s.defaultIsolation,
-    ...(readOnly ? { readOnly } : {}),
+    ...((readOnly ?? s.defaultReadOnly) ? { readOnly: true } : {}),
     xid: null,
     vxid: `${s.index + 3}/${s.vxidCounter}`,
     startMs: eng.clock,
