@@ -1,6 +1,6 @@
 /** Running steps, waking waiters and firing timers on the virtual clock. */
 import type { EngineContext } from './context';
-import { deadlockVictim, failWaitingStep, grantWait } from './model/acquire';
+import { deadlockVictim, failWaitingStep, grantWait, setSessionAdvisory } from './model/acquire';
 import { logLockWait, logStepMessages, timeoutLog } from './model/logLines';
 import { PG } from './model/messages';
 import type { TimerKind } from './model/timers';
@@ -165,6 +165,9 @@ export async function fire(eng: EngineContext, name: string, kind: TimerKind): P
       s.terminated = fatal;
       s.terminatedAtMs = eng.clock;
       await endTxn(eng, s, false);
+      // The backend exits: after aborting its transaction it lets go of its session-level
+      // advisory locks too (ShutdownPostgres's LockReleaseAll(USER_LOCKMETHOD, true)).
+      setSessionAdvisory(eng, s, [], []);
       return;
     }
   }

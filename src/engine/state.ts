@@ -59,7 +59,8 @@ export interface Txn {
   startMs: number;
   log: LogEntry[];
   aborted: boolean;
-  savepoints: { name: string; logLen: number; xid?: number }[];
+  /** Open savepoints: the data log's length and the SET / SET LOCAL lists' lengths when each was taken. */
+  savepoints: { name: string; logLen: number; setsLen: number; localSetsLen: number; xid?: number }[];
   /** ExclusiveLock on each (sub)transaction id, with the savepoint depth it belongs to. */
   xidHolds: { xid: number; depth: number }[];
   held: HeldLock[];
@@ -71,6 +72,8 @@ export interface Txn {
   originOf: Map<string, TupleId>;
   /** REPEATABLE READ / SERIALIZABLE: the exported snapshot file of the first statement, and the pin holding xmin. */
   snapshot?: string;
+  /** A statement took a snapshot (FirstSnapshotSet): the isolation level and READ WRITE can no longer be set. */
+  snapshotTaken?: boolean;
   /** SERIALIZABLE: the transaction's SSI state (from its first snapshot on). */
   sx?: Sxact;
 }
@@ -140,6 +143,8 @@ export interface Sess {
   gucs: Record<string, string>;
   timeouts: { deadlock: number; lock: number; statement: number; idle: number };
   defaultIsolation: IsolationLevel;
+  /** default_transaction_read_only (SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY): new transactions are READ ONLY. */
+  defaultReadOnly: boolean;
   txn: Txn | null;
   step: RunningStep | null;
   last: SessionSnapshot['last'];
@@ -218,6 +223,7 @@ export function addSession(eng: ModelState, name: string, index: number): void {
     gucs: {},
     timeouts: { deadlock: 1000, lock: 0, statement: 0, idle: 0 },
     defaultIsolation: 'read committed',
+    defaultReadOnly: false,
     txn: null,
     step: null,
     last: null,

@@ -61,13 +61,17 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
   if (!s.txn) {
     beginTxn(eng, s, true);
   }
+  // Every statement but SET, SHOW and LOCK TABLE takes a snapshot (PlannedStmtRequiresSnapshot).
+  if (!(cls.kind === 'set' || cls.kind === 'show' || (cls.kind === 'dml' && cls.verb === 'lock'))) s.txn!.snapshotTaken = true;
   if (cls.kind === 'sleep') {
     step.sleepUntil = eng.clock + Math.max(0, cls.seconds * 1000);
     eng.timers.set(s.name, 'pg_sleep', step.sleepUntil);
     startStatementTimer(eng, s);
     return 'sleep';
   }
-  if (cls.kind === 'set' && cls.setTransaction) return execSetTransaction(eng, s, cls);
+  // SET SESSION CHARACTERISTICS is a SET of default_transaction_isolation / _read_only: PGlite
+  // runs it and the session replays it like any other SET.
+  if (cls.kind === 'set' && cls.setTransaction && cls.name === 'transaction') return execSetTransaction(eng, s, cls);
   const memoKey = setMemoKey(eng, s, st);
   const known = memoKey !== undefined ? eng.ex.setMemo.get(memoKey) : undefined;
   if (known) {
@@ -166,21 +170,32 @@ export function startStatementTimer(eng: EngineContext, s: Sess): void {
   if (s.timeouts.statement > 0) eng.timers.set(s.name, 'statement_timeout', eng.clock + s.timeouts.statement);
 }
 
-/** SET TRANSACTION / SET SESSION CHARACTERISTICS: the isolation level, before the first statement. */
+/** SET TRANSACTION: the isolation level and READ ONLY / READ WRITE of the open transaction. */
 export function execSetTransaction(eng: EngineContext, s: Sess, cls: Extract<Classified, { kind: 'set' }>): 'ok' | 'error' {
   const step = s.step!;
-  if (cls.name === 'session characteristics') {
-    if (cls.isolation) s.defaultIsolation = cls.isolation as IsolationLevel;
-    step.results.push({ command: 'SET' });
-    return 'ok';
-  }
-  if (s.txn!.log.length > 0) {
-    step.error = PG.setTransactionTooLate();
+  const txn = s.txn!;
+  // check_transaction_isolation / check_transaction_read_only: a change of isolation level, or
+  // back to READ WRITE, must come before the transaction's first snapshot and outside a
+  // subtransaction; setting the current level again, or READ ONLY, is allowed at any time.
+  const tooLate = txn.snapshotTaken === true;
+  const inSub = txn.savepoints.length > 0;
+  const error =
+    cls.isolation && cls.isolation !== txn.isolation && (tooLate || inSub)
+      ? tooLate
+        ? PG.setTransactionTooLate()
+        : PG.setIsolationInSubtransaction()
+      : cls.readOnly === false && txn.readOnly && (tooLate || inSub)
+        ? inSub
+          ? PG.readWriteInSubtransaction()
+          : PG.readWriteTooLate()
+        : undefined;
+  if (error) {
+    step.error = error;
     abortTxnState(eng, s, true);
     return 'error';
   }
-  if (cls.isolation) s.txn!.isolation = cls.isolation as IsolationLevel;
-  if (cls.readOnly !== undefined) s.txn!.readOnly = cls.readOnly;
+  if (cls.isolation) txn.isolation = cls.isolation as IsolationLevel;
+  if (cls.readOnly !== undefined) txn.readOnly = cls.readOnly;
   step.results.push({ command: 'SET' });
   return 'ok';
 }

@@ -3,7 +3,7 @@ import type { EngineContext } from './context';
 import { followUpdates, noteMovedRows } from './model/followUpdates';
 import { PG } from './model/messages';
 import { SsiFailure } from './model/ssi';
-import { abortTxnState, beginTxn, endTxnState, releaseDepth } from './model/txn';
+import { abortTxnState, beginTxn, commitSubtransactions, endTxnState, releaseDepth } from './model/txn';
 import { findLastIndex } from './model/util';
 import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
@@ -61,7 +61,12 @@ export async function execTxnControl(
         step.error = PG.savepointOutsideBlock('SAVEPOINT');
         return 'error';
       }
-      s.txn.savepoints.push({ name: ctl.name, logLen: s.txn.log.length + 1 });
+      s.txn.savepoints.push({
+        name: ctl.name,
+        logLen: s.txn.log.length + 1,
+        setsLen: s.txn.sets.length,
+        localSetsLen: s.txn.localSets.length,
+      });
       s.txn.log.push({ kind: 'sql', sql: `SAVEPOINT ${ident(ctl.name)}`, command: 'SAVEPOINT' });
       step.results.push({ command: 'SAVEPOINT' });
       return 'ok';
@@ -86,13 +91,17 @@ export async function execTxnControl(
         s.txn.log.length = sp.logLen;
         s.txn.aborted = false;
         releaseDepth(eng, s, depth);
+        // The subtransaction's SET and SET LOCAL are undone with it (AtEOSubXact_GUC), so the
+        // timeouts go back to what they were at the savepoint.
+        if (s.txn.sets.length > sp.setsLen || s.txn.localSets.length > sp.localSetsLen) {
+          s.txn.sets.length = sp.setsLen;
+          s.txn.localSets.length = sp.localSetsLen;
+          await refreshSessionGucs(eng, s);
+        }
       } else {
         s.txn.savepoints.length = i;
         s.txn.log.push({ kind: 'sql', sql: `RELEASE SAVEPOINT ${ident(ctl.name)}`, command: 'RELEASE' });
-        for (const h of s.txn.held) if (h.depth > i) h.depth = i;
-        for (const h of s.txn.xidHolds) if (h.depth > i) h.depth = i;
-        for (const k of s.txn.insertedKeys) if (k.depth > i) k.depth = i;
-        eng.rows.merge(s.name, i);
+        commitSubtransactions(eng, s, i);
       }
       step.results.push({ command: cmd });
       return 'ok';

@@ -83,9 +83,17 @@ class StepQuery {
     connection.sendCopyFail('COPY FROM STDIN is not supported by the oracle');
   }
   handleCopyData(): void {}
-  handleError(err: WireMessage): void {
+  handleError(err: WireMessage, connection?: { once(event: 'readyForQuery', f: () => void): void }): void {
     this.error = toPgMessage(err);
-    this.finish();
+    // PostgreSQL sends the ErrorResponse before it aborts the transaction and releases its
+    // locks; ReadyForQuery follows the release. libpq (and so isolationtester) reports the
+    // step only then, and so does this driver: a step sent to another session right after the
+    // error must not find the failed transaction's locks still held. pg's client hands the
+    // ReadyForQuery to no query after an error, so it is read from the connection. A FATAL
+    // error ends the connection instead.
+    if (connection && this.error.severity !== 'FATAL' && this.error.severity !== 'PANIC')
+      connection.once('readyForQuery', () => this.finish());
+    else this.finish();
   }
   handleReadyForQuery(): void {
     this.finish();

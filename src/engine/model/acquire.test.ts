@@ -65,7 +65,7 @@ describe('walkPlan: row locks need the transaction id', () => {
   it('assigns the xid (and the savepoint subxid) before writing the row lock', () => {
     const eng = world();
     const a = running(eng, 'a');
-    a.txn!.savepoints.push({ name: 'sp', logLen: 0 });
+    a.txn!.savepoints.push({ name: 'sp', logLen: 0, setsLen: 0, localSetsLen: 0 });
     expect(walkPlan(eng, a, dml(), facts([rowItem(tuple(3), 'NoKeyUpdate')]))).toBe('ok');
     expect(a.txn!.xid).not.toBeNull();
     expect(a.txn!.xidHolds.map((h) => h.depth)).toEqual([0, 1]);

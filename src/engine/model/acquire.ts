@@ -181,12 +181,20 @@ export function waitOnXid(
   verb: 'update' | 'delete' | 'lock' | 'insert',
   context?: string,
 ): 'wait' | 'error' {
-  const tag: LockTag = { type: 'transactionid', xid: xid as Xid };
-  const r = eng.lm.acquire(s.proc, tag, 'ShareLock');
+  let tag: LockTag = { type: 'transactionid', xid: xid as Xid };
+  let r = eng.lm.acquire(s.proc, tag, 'ShareLock');
   if (r.status === 'granted') {
-    // Cannot happen while the holder's transaction is open; release to keep counts right.
     eng.lm.release(s.proc, tag, 'ShareLock');
-    return 'error';
+    // A subtransaction that committed into its parent (RELEASE SAVEPOINT) no longer holds its
+    // xid lock but is still in progress: XactLockTableWait then waits for the topmost transaction.
+    const top = eng.sessions.get(holder)?.txn?.xid;
+    if (top === null || top === undefined || top === xid) return 'error'; // the holder's xid lock is held while it is open
+    tag = { type: 'transactionid', xid: top as Xid };
+    r = eng.lm.acquire(s.proc, tag, 'ShareLock');
+    if (r.status === 'granted') {
+      eng.lm.release(s.proc, tag, 'ShareLock');
+      return 'error';
+    }
   }
   return handleAcquire(eng, s, r, tag, 'ShareLock', {
     tuple,

@@ -50,6 +50,9 @@ export const PG = {
       detail: `Expected ${expected} parameters but got ${got}.`,
     }),
   setTransactionTooLate: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must be called before any query'),
+  setIsolationInSubtransaction: () => err('25001', 'SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction'),
+  readWriteTooLate: () => err('25001', 'transaction read-write mode must be set before any query'),
+  readWriteInSubtransaction: () => err('25001', 'cannot set transaction read-write mode inside a read-only transaction'),
   unsupported: (what: string) =>
     err('0A000', `Lockstep cannot stage ${what}`, {
       detail:

@@ -104,7 +104,7 @@ function runSeed(seed: number, steps: number): void {
       const outcome = walkPlan(eng, s, dml(), facts(plan));
       if (outcome === 'ok') releaseTupleLocks(eng, s);
     } else if (op < 0.55 && s.txn && !s.txn.aborted) {
-      s.txn.savepoints.push({ name: `sp${i}`, logLen: s.txn.log.length });
+      s.txn.savepoints.push({ name: `sp${i}`, logLen: s.txn.log.length, setsLen: 0, localSetsLen: 0 });
     } else if (op < 0.65 && s.txn?.savepoints.length) {
       const depth = 1 + Math.floor(rnd() * s.txn.savepoints.length);
       s.txn.savepoints.length = depth;

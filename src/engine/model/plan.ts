@@ -1,6 +1,6 @@
 /** The acquisition plan: what a statement locked, in the order PostgreSQL acquires it. */
 import type { LockSample, PlanItem } from './facts';
-import { conflicts } from './locks/modes';
+import { conflicts, lockModeNumber } from './locks/modes';
 import type { RowLockMode } from './locks/types';
 import { sameTag } from './util';
 import type { ParsedStatement } from '../sql';
@@ -20,9 +20,19 @@ export function buildPlan(
     return i < 0 ? order.length : i;
   };
   const had = new Set(before.relations.map((r) => `${r.oid}/${r.mode}`));
+  // Several modes on one relation: the statement opened the relation with the strongest
+  // (REFRESH MATERIALIZED VIEW's AccessExclusiveLock, ALTER SEQUENCE's ShareRowExclusiveLock, the
+  // target of an UPDATE before its own subquery's AccessShareLock), and the weaker ones it asks
+  // for afterwards are granted at once because it already holds the strong one.
   const rels = after.relations
     .filter((r) => !had.has(`${r.oid}/${r.mode}`))
-    .sort((a, b) => Number(a.isIndex) - Number(b.isIndex) || rank(a.table) - rank(b.table) || a.oid - b.oid);
+    .sort(
+      (a, b) =>
+        Number(a.isIndex) - Number(b.isIndex) ||
+        rank(a.table) - rank(b.table) ||
+        a.oid - b.oid ||
+        lockModeNumber(b.mode) - lockModeNumber(a.mode),
+    );
   const plan: PlanItem[] = rels.map((r) => ({
     kind: 'rel',
     tag: { type: 'relation', relation: r.name, oid: r.oid },

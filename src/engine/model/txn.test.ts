@@ -9,7 +9,7 @@ function contended(): ModelState {
   const eng = world();
   const a = running(eng, 'a');
   walkPlan(eng, a, dml(), facts([relItem('RowExclusiveLock')]));
-  a.txn!.savepoints.push({ name: 'sp', logLen: 0 });
+  a.txn!.savepoints.push({ name: 'sp', logLen: 0, setsLen: 0, localSetsLen: 0 });
   walkPlan(eng, a, dml(), facts([rowItem(tuple(0), 'NoKeyUpdate')]));
   const b = running(eng, 'b');
   expect(walkPlan(eng, b, dml(), facts([rowItem(tuple(0), 'NoKeyUpdate')]))).toBe('wait');

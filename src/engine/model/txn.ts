@@ -10,7 +10,7 @@ export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?
   s.txn = {
     implicit,
     isolation: (isolation as IsolationLevel | undefined) ?? s.defaultIsolation,
-    ...(readOnly ? { readOnly } : {}),
+    ...((readOnly ?? s.defaultReadOnly) ? { readOnly: true } : {}),
     xid: null,
     vxid: `${s.index + 3}/${s.vxidCounter}`,
     startMs: eng.clock,
@@ -62,6 +62,26 @@ export function releaseFrom(eng: ModelState, s: Sess, depth: number, outcome: Re
 /** Releases what a subtransaction level (and deeper ones) acquired: ROLLBACK TO / subxact abort. */
 export function releaseDepth(eng: ModelState, s: Sess, depth: number): void {
   queueResumes(eng, releaseFrom(eng, s, depth, 'subabort'));
+}
+
+/**
+ * RELEASE SAVEPOINT: the subtransactions at savepoint depth `depth + 1` and deeper commit into
+ * the one at `depth`. Their locks pass to the parent (CommitSubTransaction reassigns them to the
+ * parent's resource owner), except the lock on each one's own xid, which it lets go of at once
+ * (XactLockTableDelete): a session waiting for that xid wakes, finds it still in progress and
+ * waits for the top-level transaction instead (XactLockTableWait, see waitOnXid), so a later
+ * ROLLBACK TO an outer savepoint undoes the row but does not wake that waiter.
+ */
+export function commitSubtransactions(eng: ModelState, s: Sess, depth: number): void {
+  const txn = s.txn!;
+  for (const h of txn.held) if (h.depth > depth) h.depth = depth;
+  for (const k of txn.insertedKeys) if (k.depth > depth) k.depth = depth;
+  eng.rows.merge(s.name, depth);
+  const woken: ProcId[] = [];
+  for (const x of txn.xidHolds)
+    if (x.depth > depth) woken.push(...eng.lm.release(s.proc, { type: 'transactionid', xid: x.xid as Xid }, 'ExclusiveLock'));
+  txn.xidHolds = txn.xidHolds.filter((x) => x.depth <= depth);
+  queueResumes(eng, woken);
 }
 
 /** An error inside a transaction: PostgreSQL aborts at once and releases the locks. */

@@ -112,7 +112,9 @@ export async function dryRunInner(
     .add('replay', replay.sql, replay.checks.length)
     .add('shadow', shadow.sql, shadow.count)
     .add('entries', entriesSql ? `${indexEntriesSql(eng, true)};\n` : '', entriesSql ? 1 : 0)
-    .add('savepoint', 'SAVEPOINT lockstep_q', 1)
+    // READ ONLY after the replay (a transaction may turn read-only after it wrote): PGlite
+    // refuses the statement's writes and row locks as PostgreSQL does (25006).
+    .add('savepoint', `${txn.readOnly ? 'SET TRANSACTION READ ONLY;\n' : ''}SAVEPOINT lockstep_q`, txn.readOnly ? 2 : 1)
     .add('sampleBefore', sampleBefore ? `;\n${LOCK_SAMPLE_SQL}` : '', sampleBefore ? 1 : 0);
   // One round trip for the usual case: replay, the statement, and what it locked. A locking
   // SELECT runs row by row as a cursor, in the same round trip (addCursor, runStatement).

@@ -213,7 +213,7 @@ export class PgliteExecutor {
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_user_functions AS ${USER_FUNCTIONS_DEF};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings
-         WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'log_lock_waits', 'log_lock_failures')`,
+         WHERE name IN ('deadlock_timeout', 'lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout', 'default_transaction_isolation', 'default_transaction_read_only', 'log_lock_waits', 'log_lock_failures')`,
     );
     this.defaultGucs = await this.must('EXECUTE lockstep_gucs');
   }

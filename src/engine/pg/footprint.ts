@@ -44,12 +44,17 @@ export function parseLockSample(rows: (string | null)[][], relations: ReadonlyMa
   return out;
 }
 
-/** User tables and indexes by OID. */
-/** User tables and indexes (prepared once). */
+/**
+ * The user relations a session can hold a lock on, by OID (prepared once): tables and indexes,
+ * and the views, materialized views and sequences PostgreSQL locks like tables (a SELECT from a
+ * view holds AccessShareLock on it, CREATE OR REPLACE VIEW and REFRESH MATERIALIZED VIEW take
+ * AccessExclusiveLock, REFRESH … CONCURRENTLY ExclusiveLock, nextval RowExclusiveLock on the
+ * sequence and ALTER SEQUENCE ShareRowExclusiveLock), so each of those waits as on a table.
+ */
 export const RELATIONS_DEF = `SELECT c.oid::int, c.relname, c.relkind, coalesce(t.relname, c.relname)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
-WHERE c.relkind IN ('r', 'p', 'i', 'I') AND ${USER_NS}`;
+WHERE c.relkind IN ('r', 'p', 'i', 'I', 'v', 'm', 'S') AND ${USER_NS}`;
 
 /** Parses RELATIONS_DEF rows. */
 export function parseRelations(rows: (string | null)[][]): Map<number, RelationInfo> {

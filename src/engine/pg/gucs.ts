@@ -13,7 +13,12 @@ export async function afterSet(eng: EngineContext, s: Sess, st: ParsedStatement)
   // its transaction, an implicit one too (a query string of several statements): it becomes the
   // session's at COMMIT and is undone when the block fails.
   if (st.cls.local) txn.localSets.push(st.sql);
-  else txn.sets.push(st.sql);
+  else {
+    txn.sets.push(st.sql);
+    // A SET after a SET LOCAL of the transaction overrides it, and the SET LOCAL list is
+    // replayed after the SET list: the SET goes there too, to stay after it.
+    if (txn.localSets.length) txn.localSets.push(st.sql);
+  }
   await refreshSessionGucs(eng, s);
 }
 
@@ -31,6 +36,7 @@ export async function refreshSessionGucs(eng: EngineContext, only?: Sess): Promi
       else if (name === 'statement_timeout') s.timeouts.statement = ms;
       else if (name === 'idle_in_transaction_session_timeout') s.timeouts.idle = ms;
       else if (name === 'default_transaction_isolation') s.defaultIsolation = setting as IsolationLevel;
+      else if (name === 'default_transaction_read_only') s.defaultReadOnly = setting === 'on';
     }
   }
 }
