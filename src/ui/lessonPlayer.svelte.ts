@@ -35,6 +35,8 @@ export class LessonPlayer {
   #queue: Promise<unknown> = Promise.resolve();
   #timer: ReturnType<typeof setTimeout> | null = null;
   /** Virtual time seen at each visited cursor, to map a timeline click back to a step. */
+  // Read only by jumpToTime, never by a template or a derived value: no reactivity is wanted.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   #times = new Map<number, number>();
   /** Called after every state change (the app syncs the URL and progress from it). */
   onchange: ((s: PlayerState) => void) | null = null;
