@@ -151,7 +151,7 @@ export interface Sess {
   query: string;
   stateChangeMs: number;
   /** Session-level advisory locks, with counts (pg_advisory_lock is re-entrant). */
-  sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode }[];
+  sessionAdvisory: { tag: LockTag & { type: 'advisory' }; mode: LockMode; count: number }[];
   terminated: PgMessage | null;
   terminatedAtMs: number;
   /** The client has read the FATAL (with its next command): later commands find no connection. */

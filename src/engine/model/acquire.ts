@@ -341,10 +341,16 @@ export function keepSessionAdvisory(eng: ModelState, s: Sess, survivors: DryRun[
 export function setSessionAdvisory(
   eng: ModelState,
   s: Sess,
-  now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode }[],
+  now: { key1: number; key2: number; field4: 1 | 2; mode: LockMode; count: number }[],
   acquiredByPlan: { tag: LockTag; mode: LockMode }[],
 ): void {
-  const next = now.map((a) => ({ tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 }, mode: a.mode }));
+  // The lock table holds a lock once per session however often it was taken (PostgreSQL's
+  // PROCLOCK); the count (the local lock's nLocks) says how many unlocks release it.
+  const next = now.map((a) => ({
+    tag: { type: 'advisory' as const, key1: a.key1, key2: a.key2, field4: a.field4 },
+    mode: a.mode,
+    count: a.count,
+  }));
   const same = (a: { tag: LockTag; mode: LockMode }) => (b: { tag: LockTag; mode: LockMode }) => sameTag(a.tag, b.tag) && a.mode === b.mode;
   for (const old of s.sessionAdvisory) if (!next.some(same(old))) queueResumes(eng, eng.lm.release(s.proc, old.tag, old.mode));
   // A session-level lock on a key the transaction already held: pg_locks showed no new row,

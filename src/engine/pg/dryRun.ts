@@ -13,7 +13,7 @@ import { groupBy, sameTag, splitKey } from '../model/util';
 import { addCursor, runStatement } from './cursor';
 import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
-import { CTID_MAP } from './names';
+import { CTID_MAP, INTERNAL_SCHEMA } from './names';
 import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, replaySql, verifyReplay } from './replay';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
@@ -84,7 +84,11 @@ export async function dryRunInner(
 ): Promise<DryRun> {
   const run = newRun();
   const txn = s.txn!;
-  const advisoryPrefix = s.sessionAdvisory.map((a) => advisorySql(a.tag, a.mode, 'session') + ';\n').join('');
+  // A lock the session holds n times is taken n times, so an unlock gives back one of them.
+  const advisoryHolds = s.sessionAdvisory.flatMap((a) =>
+    Array.from({ length: a.count }, () => advisorySql(a.tag, a.mode, 'session') + ';\n'),
+  );
+  const advisoryPrefix = advisoryHolds.join('');
   const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
   // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
   // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
@@ -108,7 +112,7 @@ export async function dryRunInner(
   const b = new Batch()
     .add('begin', begin.sql, begin.count)
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
-    .add('advisory', advisoryPrefix, s.sessionAdvisory.length)
+    .add('advisory', advisoryPrefix, advisoryHolds.length)
     .add('replay', replay.sql, replay.checks.length)
     .add('shadow', shadow.sql, shadow.count)
     .add('entries', entriesSql ? `${indexEntriesSql(eng, true)};\n` : '', entriesSql ? 1 : 0)
@@ -247,11 +251,12 @@ export async function dryRunInner(
   const end = run.rolledBack ?? (await eng.ex.run(dryRunEnd(needSessionAdvisory)));
   let sessionAdvisory: DryRun['sessionAdvisory'] = null;
   if (needSessionAdvisory) {
-    sessionAdvisory = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode]) => ({
+    sessionAdvisory = (end.results[1]?.rows ?? []).map(([k1, k2, f4, mode, n]) => ({
       key1: Number(k1),
       key2: Number(k2),
       field4: Number(f4) as 1 | 2,
       mode: mode as LockMode,
+      count: Number(n),
     }));
     // Advisory locks that survived the rollback are session-level: they are not replayed as part of the transaction.
     for (const a of sessionAdvisory) {
@@ -443,11 +448,12 @@ export async function imageOps(
   return ops;
 }
 
-export const ADVISORY_SESSION_SQL = `SELECT classid::int, objid::int, objsubid::int, mode FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() AND granted`;
+/** The session-level advisory locks held, with their counts, then released (executor.ts). */
+export const ADVISORY_SESSION_SQL = `SELECT key1, key2, field4, mode, n FROM ${INTERNAL_SCHEMA}.advisory_release_all()`;
 
 /** The end of a dry run: ROLLBACK, and the session-level advisory locks that survive it (then released). */
 export function dryRunEnd(needSessionAdvisory: boolean): string {
-  return `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL};\nSELECT pg_catalog.pg_advisory_unlock_all()` : ''}`;
+  return `ROLLBACK${needSessionAdvisory ? `;\n${ADVISORY_SESSION_SQL}` : ''}`;
 }
 
 /** The replay's ctid map: own versions' current ctids and the version ids they were recorded under. */

@@ -45,6 +45,7 @@ function tryAdvisoryShadows(): string {
     `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_taken(k1 int, k2 int, f4 int, shared bool) RETURNS bool LANGUAGE sql STABLE AS
        $$ SELECT EXISTS (SELECT 1 FROM ${OTHERS_ADVISORY} o WHERE o.key1 = k1 AND o.key2 = k2 AND o.field4 = f4 AND o.mode = CASE WHEN shared THEN 'ShareLock' ELSE 'ExclusiveLock' END) $$`,
   ];
+  out.push(advisoryReleaseAll());
   for (const xact of ['', '_xact'])
     for (const shared of ['', '_shared']) {
       const name = `pg_try_advisory${xact}_lock${shared}`;
@@ -58,6 +59,33 @@ function tryAdvisoryShadows(): string {
       );
     }
   return out.join(';\n');
+}
+
+/**
+ * The session-level advisory locks this backend holds, each with how many times it holds them,
+ * all released. pg_locks shows a lock once however often the session took it (the count is the
+ * local lock's nLocks), so the function gives back one hold at a time until
+ * pg_advisory_unlock answers false; the last call's "you don't own a lock" warning is not the
+ * user's and stays below client_min_messages.
+ */
+function advisoryReleaseAll(): string {
+  const loop = (fn: string, args: string) => `WHILE pg_catalog.${fn}(${args}) LOOP n := n + 1; END LOOP;`;
+  const big = `(r.k1::bigint << 32) | (r.k2::bigint & 4294967295)`;
+  return `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_release_all(OUT key1 int, OUT key2 int, OUT field4 int, OUT mode text, OUT n int)
+    RETURNS SETOF record LANGUAGE plpgsql SET client_min_messages = error AS $fn$
+    DECLARE r record;
+    BEGIN
+      FOR r IN SELECT l.classid::int AS k1, l.objid::int AS k2, l.objsubid::int AS f4, l.mode AS m FROM pg_catalog.pg_locks l
+          WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid() AND l.granted LOOP
+        key1 := r.k1; key2 := r.k2; field4 := r.f4; mode := r.m; n := 0;
+        IF r.f4 = 2 AND r.m = 'ShareLock' THEN ${loop('pg_advisory_unlock_shared', 'r.k1, r.k2')}
+        ELSIF r.f4 = 2 THEN ${loop('pg_advisory_unlock', 'r.k1, r.k2')}
+        ELSIF r.m = 'ShareLock' THEN ${loop('pg_advisory_unlock_shared', big)}
+        ELSE ${loop('pg_advisory_unlock', big)}
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+    END $fn$`;
 }
 
 /**
