@@ -214,6 +214,7 @@ export function newModelState(): ModelState {
 
 /** Adds a named session (its pid and vxid prefix follow its index). */
 export function addSession(eng: ModelState, name: string, index: number): void {
+  eng.lm.setProcNumber(name as ProcId, index);
   eng.sessions.set(name, {
     name,
     proc: name as ProcId,

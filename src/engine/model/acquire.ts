@@ -67,6 +67,11 @@ export function walkPlan(
           if (r.status === 'granted') continue;
           return handleAcquire(eng, s, r, item.tag, item.mode);
         }
+        // With wal_level replica or above, LockAcquireExtended assigns the transaction id before
+        // it asks for a relation's AccessExclusiveLock (LogAccessExclusiveLockPrepare: the standby
+        // releases the lock with that transaction), so a waiting ALTER TABLE already has one.
+        if (item.kind === 'rel' && item.mode === 'AccessExclusiveLock' && eng.lm.holdCount(s.proc, item.tag, item.mode) === 0)
+          currentXid(eng, s);
         const r = eng.lm.acquire(s.proc, item.tag, item.mode, { dontWait: item.kind === 'rel' && !!cls?.lockNowait });
         if (r.status === 'granted') {
           txn.held.push({ tag: item.tag, mode: item.mode, depth });

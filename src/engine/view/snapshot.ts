@@ -54,7 +54,7 @@ export function snapshotOf(eng: ModelState): EngineSnapshot {
       session: s.name,
       mode: e.mode,
       granted: e.granted,
-      fastpath: false,
+      fastpath: e.fastpath,
       waitstart: e.granted ? null : (s.step?.wait?.sinceMs ?? null),
     };
     return row;

@@ -104,8 +104,7 @@ interface Run {
 }
 
 /** Runs a script; checks along the way that history snapshots are never mutated by later steps. */
-function run(steps: readonly string[]): Run {
-  const m = new LockManager();
+function run(steps: readonly string[], m = new LockManager()): Run {
   const outcomes: string[] = [];
   let report: DeadlockReport | undefined;
   for (const step of steps) {
@@ -502,10 +501,54 @@ describe('inspection', () => {
   it('entries() lists holds and waits like pg_locks', () => {
     const { m } = run(['A acq t1 AccessShare', 'A acq t1 RowExclusive', 'B acq t1 AccessExclusive']);
     expect(m.entries()).toEqual([
-      { proc: 'A', tag: TAGS.t1, mode: 'AccessShareLock', granted: true },
-      { proc: 'A', tag: TAGS.t1, mode: 'RowExclusiveLock', granted: true },
-      { proc: 'B', tag: TAGS.t1, mode: 'AccessExclusiveLock', granted: false },
+      { proc: 'A', tag: TAGS.t1, mode: 'AccessShareLock', granted: true, fastpath: false },
+      { proc: 'A', tag: TAGS.t1, mode: 'RowExclusiveLock', granted: true, fastpath: false },
+      { proc: 'B', tag: TAGS.t1, mode: 'AccessExclusiveLock', granted: false, fastpath: false },
     ]);
+  });
+
+  it.each([
+    {
+      name: 'weak locks stay on the fast path while nothing strong comes',
+      ops: ['B acq t1 RowExclusive', 'A acq t1 AccessShare', 'C acq t1 ShareUpdateExclusive'],
+      fast: ['B RowExclusiveLock', 'A AccessShareLock'],
+      order: ['B', 'A', 'C'],
+    },
+    {
+      name: 'a strong request moves them to the shared table in PGPROC order',
+      ops: ['B acq t1 RowExclusive', 'A acq t1 AccessShare', 'C acq t1 AccessExclusive'],
+      fast: [],
+      order: ['A', 'B', 'C'],
+    },
+    {
+      name: 'a weak lock behind a strong waiter takes the slow path',
+      ops: ['A acq t1 AccessShare', 'C acq t1 Exclusive', 'B acq t1 RowShare'],
+      fast: [],
+      order: ['A', 'C', 'B'],
+    },
+    {
+      name: 'the fast path opens again once the strong lock is gone',
+      ops: ['C acq t1 Share', 'C rel t1 Share', 'B acq t1 RowExclusive'],
+      fast: ['B RowExclusiveLock'],
+      order: ['B'],
+    },
+    {
+      name: 'a holder that also took a mode the slow way keeps its place',
+      ops: ['B acq t1 ShareUpdateExclusive', 'B acq t1 AccessShare', 'A acq t1 RowShare', 'C acq t1 Share'],
+      fast: [],
+      order: ['B', 'A', 'C'],
+    },
+  ])('fast path: $name', ({ ops, fast, order }) => {
+    const m = new LockManager();
+    for (const [i, p] of ['A', 'B', 'C'].entries()) m.setProcNumber(p as ProcId, i);
+    run(ops, m);
+    expect(
+      m
+        .entries()
+        .filter((e) => e.fastpath)
+        .map((e) => `${e.proc} ${e.mode}`),
+    ).toEqual(fast);
+    expect(m.raw.locks[tagKey(TAGS.t1)].procLocks.map((pl) => pl.proc)).toEqual(order);
   });
 
   it('waitEdges() gives hard and soft edges like pg_blocking_pids', () => {

@@ -9,10 +9,16 @@
  *   cancelWait  RemoveFromWaitQueue + CleanUpLock(wakeupNeeded = true)
  *   checkDeadlock  CheckDeadLock → DeadLockCheck (deadlock.c), applying queue rearrangements
  *
- * Left out on purpose: the fast-path lock slots (an optimisation; its one visible trace is that
- * FastPathTransferRelationLocks appends a weak lock's PROCLOCK only when a strong lock arrives,
- * which can change lock->procLocks order and hence, in rare multi-cycle graphs, which cycle the
- * detector reports first), lock groups (parallel query: every proc here is its own group leader), autovacuum
+ * Fast-path locks are marked, not kept apart (lock.c's FastPathGrantRelationLock and
+ * FastPathTransferRelationLocks): a weak relation lock (AccessShare, RowShare, RowExclusive)
+ * taken while no strong one (Share and up) is held or awaited on the relation, and a
+ * transaction's own virtualxid lock, show fastpath = t in pg_locks. A weak lock never conflicts
+ * with anything another proc holds or awaits while it is on the fast path, so its PROCLOCK can
+ * sit in procLocks; its place there is what PostgreSQL gives it when a strong request arrives:
+ * the transfer appends the fast-path holders' PROCLOCKs in PGPROC order, which is the order
+ * pg_blocking_pids, the server log's "Processes holding the lock" and the deadlock detector
+ * walk. Left out: the per-backend slot limit (16 relations per slot group; OIDs, and so groups,
+ * differ between PGlite and a server anyway), lock groups (parallel query: every proc here is its own group leader), autovacuum
  * cancellation (DS_BLOCKED_BY_AUTOVACUUM: there is no autovacuum in the simulator), and
  * relation-extension locks.
  */
@@ -48,6 +54,8 @@ export interface ProcLockState {
   hold: Partial<Record<LockMode, number>>;
   /** Creation order across the whole table: LockReleaseAll walks a proc's locks in this order. */
   seq: number;
+  /** Modes held on the fast path (not yet transferred to the shared table). */
+  fast?: Partial<Record<LockMode, true>>;
 }
 
 /** One queued request (a PGPROC on lock->waitProcs). */
@@ -71,6 +79,8 @@ export interface LockManagerState {
   /** proc → tagKey of the lock it waits on (PGPROC.waitLock). */
   waiting: Record<string, string>;
   nextSeq: number;
+  /** proc → its PGPROC number (connection order): the order a fast-path transfer appends holders in. */
+  procNos?: Record<string, number>;
 }
 
 /** Stable string key of a lock tag. Relations and tuples are identified by OID, as in LOCKTAG. */
@@ -103,11 +113,16 @@ function copyState(s: LockManagerState): LockManagerState {
   for (const [key, lock] of Object.entries(s.locks)) {
     locks[key] = {
       tag: copyTag(lock.tag),
-      procLocks: lock.procLocks.map((pl) => ({ proc: pl.proc, hold: { ...pl.hold }, seq: pl.seq })),
+      procLocks: lock.procLocks.map((pl) => ({
+        proc: pl.proc,
+        hold: { ...pl.hold },
+        seq: pl.seq,
+        ...(pl.fast ? { fast: { ...pl.fast } } : {}),
+      })),
       waitQueue: lock.waitQueue.map((w) => ({ proc: w.proc, mode: w.mode })),
     };
   }
-  return { locks, waiting: { ...s.waiting }, nextSeq: s.nextSeq };
+  return { locks, waiting: { ...s.waiting }, nextSeq: s.nextSeq, ...(s.procNos ? { procNos: { ...s.procNos } } : {}) };
 }
 
 function fail(msg: string): never {
@@ -153,6 +168,11 @@ export class LockManager {
     this.state = state ? copyState(state) : { locks: {}, waiting: {}, nextSeq: 0 };
   }
 
+  /** Records a proc's PGPROC number (backends connect in session order). */
+  setProcNumber(proc: ProcId, n: number): void {
+    (this.state.procNos ??= {})[proc] = n;
+  }
+
   // ─── acquisition ──────────────────────────────────────────────────────────
 
   /** LockAcquireExtended: grant, queue (JoinWaitQueue), refuse (dontWait) or report an early deadlock. */
@@ -168,10 +188,18 @@ export class LockManager {
     }
     // SetupLockInTable: find or create the LOCK and this proc's PROCLOCK (appended to procLocks).
     const lock = existing ?? (this.state.locks[key] = { tag: copyTag(tag), procLocks: [], waitQueue: [] });
+    // A strong request first moves every fast-path lock on the relation into the shared table.
+    if (conflictsWithFastPath(tag, mode)) this.transferFastPath(lock);
     let proclock = held;
     if (!proclock) {
       proclock = { proc, hold: {}, seq: this.state.nextSeq++ };
       lock.procLocks.push(proclock);
+    }
+    // The fast path: a weak lock while nothing strong is held or awaited on the relation.
+    if (eligibleForFastPath(tag, mode) && !hasStrongRequest(lock)) {
+      grantLock(proclock, mode);
+      (proclock.fast ??= {})[mode] = true;
+      return { status: 'granted' };
     }
 
     // Conflicts with waiters' requests force a wait; else check the locks granted to others.
@@ -211,6 +239,26 @@ export class LockManager {
     }
     const wakeupNeeded = unGrantLock(lock, proclock, mode);
     return this.cleanUpLock(key, lock, proclock, wakeupNeeded);
+  }
+
+  /**
+   * FastPathTransferRelationLocks: every proc's fast-path locks on the relation join the shared
+   * table, each PROCLOCK created then appended in PGPROC order (one already there, for a mode
+   * taken the slow way, keeps its place).
+   */
+  private transferFastPath(lock: LockState): void {
+    const fast = lock.procLocks.filter((pl) => pl.fast);
+    if (!fast.length) return;
+    const no = (p: ProcId) => this.state.procNos?.[p] ?? Number.MAX_SAFE_INTEGER;
+    const moved: ProcLockState[] = [];
+    for (const pl of fast) {
+      const slowHolds = heldModes(pl).some((m) => !pl.fast![m]);
+      delete pl.fast;
+      if (!slowHolds) moved.push(pl);
+    }
+    // A stable sort: procs without a number keep their acquisition order.
+    moved.sort((a, b) => no(a.proc) - no(b.proc));
+    lock.procLocks = [...lock.procLocks.filter((pl) => !moved.includes(pl)), ...moved];
   }
 
   /** LockReleaseAll for a proc (transaction end), optionally only locks matching a filter (e.g. only non-advisory, or only advisory session locks). Also removes the proc from any wait queue. Returns woken procs in order. */
@@ -314,14 +362,15 @@ export class LockManager {
     return pl?.hold[mode] ?? 0;
   }
 
-  /** Every lock (granted holds and waits), for a pg_locks view: one entry per (proc, tag, mode). */
-  entries(): { proc: ProcId; tag: LockTag; mode: LockMode; granted: boolean }[] {
-    const out: { proc: ProcId; tag: LockTag; mode: LockMode; granted: boolean }[] = [];
+  /** Every lock (granted holds and waits), for a pg_locks view: one entry per (proc, tag, mode), with pg_locks' fastpath. */
+  entries(): { proc: ProcId; tag: LockTag; mode: LockMode; granted: boolean; fastpath: boolean }[] {
+    const out: { proc: ProcId; tag: LockTag; mode: LockMode; granted: boolean; fastpath: boolean }[] = [];
     for (const lock of Object.values(this.state.locks)) {
       for (const pl of lock.procLocks) {
-        for (const mode of heldModes(pl)) out.push({ proc: pl.proc, tag: copyTag(lock.tag), mode, granted: true });
+        for (const mode of heldModes(pl))
+          out.push({ proc: pl.proc, tag: copyTag(lock.tag), mode, granted: true, fastpath: !!pl.fast?.[mode] });
         const w = lock.waitQueue.find((x) => x.proc === pl.proc);
-        if (w) out.push({ proc: pl.proc, tag: copyTag(lock.tag), mode: w.mode, granted: false });
+        if (w) out.push({ proc: pl.proc, tag: copyTag(lock.tag), mode: w.mode, granted: false, fastpath: false });
       }
     }
     return out;
@@ -419,6 +468,30 @@ function heldModes(pl: ProcLockState): LockMode[] {
   return TABLE_LOCK_MODES.filter((m) => (pl.hold[m] ?? 0) > 0);
 }
 
+/** The weak relation modes (below ShareUpdateExclusiveLock) EligibleForRelationFastPath admits. */
+const WEAK_RELATION_MODES: readonly LockMode[] = ['AccessShareLock', 'RowShareLock', 'RowExclusiveLock'];
+
+/**
+ * EligibleForRelationFastPath, and VirtualXactLockTableInsert's own fast path: a weak lock on a
+ * relation, or a transaction's ExclusiveLock on its own virtualxid.
+ */
+function eligibleForFastPath(tag: LockTag, mode: LockMode): boolean {
+  if (tag.type === 'virtualxid') return mode === 'ExclusiveLock';
+  return tag.type === 'relation' && WEAK_RELATION_MODES.includes(mode);
+}
+
+/** ConflictsWithRelationFastPath (modes above ShareUpdateExclusiveLock); a wait on a virtualxid transfers it too (VirtualXactLock). */
+function conflictsWithFastPath(tag: LockTag, mode: LockMode): boolean {
+  if (tag.type === 'virtualxid') return mode !== 'ExclusiveLock';
+  return tag.type === 'relation' && mode !== 'ShareUpdateExclusiveLock' && !WEAK_RELATION_MODES.includes(mode);
+}
+
+/** FastPathStrongRelationLocks->count > 0 for the relation: a strong mode held or awaited on it. */
+function hasStrongRequest(lock: LockState): boolean {
+  const strong = (m: LockMode) => conflictsWithFastPath(lock.tag, m);
+  return lock.procLocks.some((pl) => heldModes(pl).some(strong)) || lock.waitQueue.some((w) => strong(w.mode));
+}
+
 /** lock->waitMask: the modes some queued proc is waiting for. */
 export function waitMask(lock: LockState): number {
   let mask = 0;
@@ -440,6 +513,10 @@ function grantLock(proclock: ProcLockState, mode: LockMode): void {
 /** UnGrantLock: drop the hold entirely; a wakeup is needed only if the mode conflicts with a waiter's request. */
 function unGrantLock(lock: LockState, proclock: ProcLockState, mode: LockMode): boolean {
   delete proclock.hold[mode];
+  if (proclock.fast) {
+    delete proclock.fast[mode];
+    if (Object.keys(proclock.fast).length === 0) delete proclock.fast;
+  }
   return (conflictMask(mode) & waitMask(lock)) !== 0;
 }
 
