@@ -406,7 +406,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       const modes: Record<string, RowLockMode> = {};
       for (const p of dry.plan) if (p.kind === 'row' && p.tuple.oid === oid) modes[`(${p.tuple.block},${p.tuple.offset})`] ??= p.mode;
-      step.epq = { oid, ctids: [...new Set([...found, ...held])], modes, ...(horizon !== undefined ? { horizon } : {}) };
+      // WHERE CURRENT OF targets the cursor's row alone.
+      const ctids = st.cls.currentOf ? found : [...new Set([...found, ...held])];
+      step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}) };
     }
   }
   if (outcome !== 'ok') return outcome;
