@@ -335,6 +335,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     return outcome;
   }
   if (st !== original) lockRecheckedVersions(eng, s, st, dry);
+  if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
   const sx = s.txn?.sx;
   if (sx && dry.ssi) {
     // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
@@ -541,6 +542,21 @@ function lockRecheckedVersions(eng: EngineContext, s: Sess, st: ParsedStatement,
     entry.ops.unshift({ op: 'lock', target: { rel: epq.oid, relation, ctid, own: false }, mode });
     dry.entry = entry;
   }
+}
+
+/**
+ * Whether the re-run met the rows its scan first found in another order than the scan did: a row
+ * a committed update moved to a later page position comes where it lies now, where PostgreSQL's
+ * scan goes on with the new version at the old one's place.
+ */
+function recheckReordered(s: Sess, dry: DryRun): boolean {
+  const epq = s.step?.epq;
+  if (!epq?.followed?.length) return false;
+  const order = dry.plan.flatMap((p) =>
+    p.kind === 'row' && p.tuple.oid === epq.oid ? [epq.ctids.indexOf(`(${p.tuple.block},${p.tuple.offset})`)] : [],
+  );
+  const known = order.filter((i) => i >= 0);
+  return known.some((i, k) => k > 0 && i < known[k - 1]);
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
