@@ -97,6 +97,18 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual([]);
   });
 
+  it('a multi-row statement that meets an updated row where it now lies is noted; one that keeps the scan order is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 2 WHERE id = 3');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = balance + 1 RETURNING id')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 1');
+    expect(await e.submit('s2', 'DELETE FROM accounts WHERE balance < 500 RETURNING id')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['recheck-order']);
+  });
+
   it('a foreign-key check that waits first for a lock is noted; one that fails at once is not', async () => {
     const e = await engine();
     expect(await e.submit('s2', 'INSERT INTO kid VALUES (5)')).not.toBe('waiting');

@@ -18,7 +18,8 @@ export type ApproximationTopic =
   | 'serializable-read-only'
   | 'fk-wait-rerun'
   | 'function-snapshot'
-  | 'notices-wait';
+  | 'notices-wait'
+  | 'recheck-order';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -36,6 +37,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: DEFERRABLE is not modelled for SERIALIZABLE READ ONLY transactions; the simulator does not wait for a safe snapshot, so the transaction starts at once on a snapshot that may later prove unsafe.',
   'fk-wait-rerun':
     'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
+  'recheck-order':
+    'Lockstep: this statement waited for a row another transaction then updated; PostgreSQL goes on with that row’s new version where its scan met the row, while the simulator meets the new version where it now lies, so rows come in another order (RETURNING, triggers, the order of later waits).',
   'function-snapshot':
     'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
 };

@@ -149,7 +149,8 @@ export class Engine {
   async cancel(name: string): Promise<void> {
     const s = sess(this.eng, name);
     if (!s.step || s.step.done) return;
-    s.step.error = PG.userCancel();
+    // A cancel during a lock wait reports the wait's CONTEXT, as the error callback is still set.
+    s.step.error = PG.userCancel(s.step.wait?.context);
     failWaitingStep(this.eng, s);
     await endOfStep(this.eng, s);
     await drainResumes(this.eng);

@@ -31,6 +31,7 @@ export function restrictToTuples(
     return null;
   }
   const tail = verb === 'select' ? SELECT_TAIL : DML_TAIL;
+  const t = quote(target);
   let depth = 0;
   let where = -1;
   let end = bytes.length;
@@ -44,8 +45,12 @@ export function restrictToTuples(
       else if (tail.has(word) && t.start > Math.max(where, 0) && end === bytes.length) end = t.start;
     }
   }
+  // WHERE CURRENT OF resolves to the newest version of the cursor's row (TidRecheck): the row itself, followed.
+  const currentOf = where >= 0 && /^current$/i.test(tokens.find((x) => x.start >= where)?.text ?? '');
+  if (currentOf)
+    return `${slice(0, where)} ${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) ${slice(end, bytes.length)}`.trim();
   // Row versions the session created itself cannot have been changed by anyone else: they stay eligible.
-  const t = quote(target);
+
   // With a horizon (the PGlite xid of the statement's first run), row versions committed before
   // the statement started stay eligible too: a scan that stopped early (LIMIT) goes on past the
   // rows it had found, over the rows its snapshot saw; versions committed later are not among them.

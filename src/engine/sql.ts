@@ -73,6 +73,8 @@ export type Classified =
       lockingSublink?: LockingSublink;
       /** INSERT … ON CONFLICT somewhere in the statement: its waits come from the speculative pre-check. */
       onConflict?: true;
+      /** `WHERE CURRENT OF cursor`: the statement targets the cursor's current row. */
+      currentOf?: true;
     };
 
 /**
@@ -365,8 +367,10 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   let sleep: number | undefined;
   let sleepElsewhere = false;
   let onConflict = false;
+  let currentOf = false;
   walk(stmt, (k, v) => {
     if (k === 'onConflictClause' || k === 'OnConflictClause') onConflict = true;
+    if (k === 'CurrentOfExpr') currentOf = true;
     if (k === 'LockingClause') {
       if (v.waitPolicy === 'LockWaitSkip') waitPolicy = 'skip';
       else if (v.waitPolicy === 'LockWaitError' && waitPolicy === 'block') waitPolicy = 'nowait';
@@ -440,6 +444,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     ...(lockingCte ? { lockingCte } : {}),
     ...(lockingSublink ? { lockingSublink } : {}),
     ...(onConflict ? { onConflict: true as const } : {}),
+    ...(currentOf ? { currentOf: true as const } : {}),
     kind: 'dml',
     waitPolicy,
     lockNowait: type === 'LockStmt' && body.nowait === true,

@@ -6,7 +6,7 @@
 import type { ApproximationTopic } from './approximations';
 import type { CatalogTable, RelationInfo } from './model/facts';
 import { LockManager } from './model/locks/lockManager';
-import type { LockMode, LockTag, ProcId } from './model/locks/types';
+import type { LockMode, LockTag, ProcId, RowLockMode } from './model/locks/types';
 import type { LogEntry } from './model/log';
 import { RowLockTable, type TupleId } from './model/rowlocks';
 import { Ssi, Sxact } from './model/ssi';
@@ -107,7 +107,15 @@ export interface RunningStep {
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
-  epq?: { oid: number; ctids: string[]; horizon?: number };
+  epq?: {
+    oid: number;
+    ctids: string[];
+    horizon?: number;
+    /** The row-lock mode the statement asked for on each found row (by ctid, followed through updates). */
+    modes?: Record<string, RowLockMode>;
+    /** Found rows whose newest version a committed update made (EvalPlanQual locks it before its recheck). */
+    followed?: string[];
+  };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;
   /**

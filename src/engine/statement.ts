@@ -6,6 +6,7 @@ import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun } from './model/facts';
+import type { RowLockMode } from './model/locks/types';
 import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
@@ -333,6 +334,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
     return outcome;
   }
+  if (st !== original) lockRecheckedVersions(eng, s, st, dry);
+  if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
   const sx = s.txn?.sx;
   if (sx && dry.ssi) {
     // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
@@ -402,7 +405,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const held = eng.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
       const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
-      step.epq = { oid, ctids: [...new Set([...found, ...held])], ...(horizon !== undefined ? { horizon } : {}) };
+      const modes: Record<string, RowLockMode> = {};
+      for (const p of dry.plan) if (p.kind === 'row' && p.tuple.oid === oid) modes[`(${p.tuple.block},${p.tuple.offset})`] ??= p.mode;
+      // WHERE CURRENT OF targets the cursor's row alone.
+      const ctids = st.cls.currentOf ? found : [...new Set([...found, ...held])];
+      step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}) };
     }
   }
   if (outcome !== 'ok') return outcome;
@@ -508,6 +515,48 @@ async function mainQueryReads(eng: EngineContext, s: Sess, st: ParsedStatement):
     snap.fresh = true;
     await restoreSequences(eng, seqs);
   }
+}
+
+/**
+ * EvalPlanQual locks the newest version of a row a committed update changed before it rechecks
+ * the statement's quals on it (table_tuple_lock with TUPLE_LOCK_FLAG_FIND_LAST_VERSION in
+ * ExecUpdate, ExecDelete and nodeLockRows): when the recheck fails, the row stays locked until
+ * the transaction ends, in the mode the statement asked for (an UPDATE's lock mode, FOR UPDATE
+ * for a DELETE, the locking clause's). The re-run that passed over such a row takes that lock.
+ */
+function lockRecheckedVersions(eng: EngineContext, s: Sess, st: ParsedStatement, dry: DryRun): void {
+  const epq = s.step?.epq;
+  if (!epq?.followed?.length || s.txn?.isolation !== 'read committed' || dry.entry?.kind === 'sql') return;
+  const relation = eng.catalog.find((c) => c.oid === epq.oid)?.name;
+  if (relation === undefined) return;
+  const entry = dry.entry ?? { kind: 'image' as const, ops: [], command: dry.raw.results.at(-1)?.command ?? '', sql: st.sql };
+  const at = dry.plan.findIndex((p) => p.kind === 'row');
+  for (const ctid of epq.followed) {
+    const [block, offset] = ctid.slice(1, -1).split(',').map(Number);
+    if (dry.plan.some((p) => p.kind === 'row' && p.tuple.oid === epq.oid && p.tuple.block === block && p.tuple.offset === offset)) continue;
+    const asked = epq.modes?.[ctid];
+    if (!asked) continue;
+    const mode: RowLockMode = asked === 'NoKeyUpdate' ? 'ForNoKeyUpdate' : asked === 'Update' ? 'ForUpdate' : asked;
+    const item = { kind: 'row' as const, tuple: { oid: epq.oid, relation, block, offset }, mode };
+    dry.plan.splice(at < 0 ? dry.plan.length : at, 0, item);
+    entry.ops.unshift({ op: 'lock', target: { rel: epq.oid, relation, ctid, own: false }, mode });
+    dry.entry = entry;
+  }
+}
+
+/**
+ * Whether the re-run met the rows its scan first found in another order than the scan did: a row
+ * a committed update moved to a later page position comes where it lies now, where PostgreSQL's
+ * scan goes on with the new version at the old one's place.
+ */
+function recheckReordered(s: Sess, dry: DryRun): boolean {
+  const epq = s.step?.epq;
+  if (!epq?.followed?.length) return false;
+  const order = dry.plan.flatMap((p) =>
+    p.kind === 'row' && p.tuple.oid === epq.oid ? [epq.ctids.indexOf(`(${p.tuple.block},${p.tuple.offset})`)] : [],
+  );
+  const known = order.filter((i) => i >= 0);
+  return known.some((i, k) => k > 0 && i < known[k - 1]);
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */

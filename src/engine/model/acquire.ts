@@ -130,8 +130,14 @@ export function walkPlan(
         // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
         // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
         const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');
+        // The newest version of a row a committed update changed, reached by following the chain
+        // (heapam_tuple_lock, FIND_LAST_VERSION): its updater is waited for "while rechecking
+        // updated tuple" (XLTW_FetchUpdated), a locker by heap_lock_tuple "while locking tuple".
+        const followed =
+          step.epq?.oid === item.tuple.oid && step.epq.followed?.includes(`(${item.tuple.block},${item.tuple.offset})`) === true;
+        const changer = conflicting[0].mode === 'Update' || conflicting[0].mode === 'NoKeyUpdate';
         const ctx = xactWaitContext(
-          precheck ? 'insert' : item.mode === 'Update' && verb === 'update' ? 'update' : verb,
+          precheck ? 'insert' : followed ? (changer ? 'recheck' : 'lock') : item.mode === 'Update' && verb === 'update' ? 'update' : verb,
           item.tuple.block,
           item.tuple.offset,
           item.tuple.relation,

@@ -14,6 +14,8 @@ import type { RawResult } from '../types';
 export interface CatalogTable {
   oid: number;
   name: string;
+  /** The table as SQL names it wherever the search_path is: schema-qualified, quoted where needed. */
+  sqlName?: string;
   columns: string[];
   /** Columns a row image may set (not generated). */
   writable: string[];

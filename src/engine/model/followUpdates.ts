@@ -57,7 +57,11 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
     eng.rows.relocate({ oid: Number(rel), block: ob, offset: oo }, { block: b, offset: o });
     for (const other of eng.sessions.values()) {
       const epq = other.step?.epq;
-      if (epq && epq.oid === Number(rel)) epq.ctids = epq.ctids.map((c) => (c === oldCtid ? cur : c));
+      if (epq && epq.oid === Number(rel) && epq.ctids.includes(oldCtid)) {
+        epq.ctids = epq.ctids.map((c) => (c === oldCtid ? cur : c));
+        epq.followed = [...(epq.followed ?? []).filter((c) => c !== oldCtid), cur];
+        if (epq.modes?.[oldCtid]) epq.modes = { ...epq.modes, [cur]: epq.modes[oldCtid] };
+      }
     }
     for (const other of eng.sessions.values()) {
       if (other === s || !other.txn) continue;

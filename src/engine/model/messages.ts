@@ -28,7 +28,7 @@ export const PG = {
   statementTimeout: (context?: string) => err('57014', 'canceling statement due to statement timeout', context ? { context } : {}),
   /** heap_lock_tuple after a wait for a transaction that updated or deleted the row, under a transaction snapshot (nodeLockRows.c). */
   concurrentUpdate: (context?: string) => err('40001', 'could not serialize access due to concurrent update', context ? { context } : {}),
-  userCancel: () => err('57014', 'canceling statement due to user request'),
+  userCancel: (context?: string) => err('57014', 'canceling statement due to user request', context ? { context } : {}),
   idleInTransactionTimeout: (): PgMessage => ({
     severity: 'FATAL',
     sqlstate: '25P03',
@@ -65,7 +65,12 @@ export const PG = {
 };
 
 /** XactLockTableWait's error context for an operation on a tuple (lmgr.c XLTW_Oper). */
-export function xactWaitContext(verb: 'update' | 'delete' | 'lock' | 'insert', block: number, offset: number, relation: string): string {
+export function xactWaitContext(
+  verb: 'update' | 'delete' | 'lock' | 'insert' | 'recheck',
+  block: number,
+  offset: number,
+  relation: string,
+): string {
   const what =
     verb === 'update'
       ? 'while updating tuple'
@@ -73,6 +78,8 @@ export function xactWaitContext(verb: 'update' | 'delete' | 'lock' | 'insert', b
         ? 'while deleting tuple'
         : verb === 'insert'
           ? 'while inserting index tuple'
-          : 'while locking tuple';
+          : verb === 'recheck'
+            ? 'while rechecking updated tuple'
+            : 'while locking tuple';
   return `${what} (${block},${offset}) in relation "${relation}"`;
 }

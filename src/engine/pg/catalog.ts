@@ -56,7 +56,7 @@ export async function maybeVacuum(eng: EngineContext): Promise<void> {
   // The engine's own tables too: every replay writes the ctid map and rolls back (or deletes
   // its rows at COMMIT), so it only ever holds dead rows between transactions, and replays of
   // own versions read it.
-  const tables = [...eng.catalog.map((c) => ident(c.name)), CTID_MAP, OTHERS_ADVISORY];
+  const tables = [...eng.catalog.map((c) => c.sqlName ?? ident(c.name)), CTID_MAP, OTHERS_ADVISORY];
   await eng.ex.run(`VACUUM ${tables.join(', ')}`);
 }
 

@@ -14,7 +14,7 @@ import { addCursor, runStatement } from './cursor';
 import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA } from './names';
-import { advisorySql, beginSql, gucCount, gucSql, ident, replayNeedsReplica, replaySql, verifyReplay } from './replay';
+import { advisorySql, beginSql, gucCount, gucSql, ident, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
@@ -54,7 +54,7 @@ export async function dryRun(
       const gid = `lockstep_${o.index}`;
       const begin = await beginSql(eng, o, false);
       const r = await eng.ex.run(
-        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o) }).sql}PREPARE TRANSACTION '${gid}'`,
+        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}PREPARE TRANSACTION '${gid}'`,
       );
       if (r.error) {
         await eng.ex.run('ROLLBACK');
@@ -89,7 +89,7 @@ export async function dryRunInner(
     Array.from({ length: a.count }, () => advisorySql(a.tag, a.mode, 'session') + ';\n'),
   );
   const advisoryPrefix = advisoryHolds.join('');
-  const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s) });
+  const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s), rel: (n) => relSql(eng, n) });
   // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
   // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
   const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
@@ -462,7 +462,7 @@ export const CTID_BACK_SQL = `SELECT rel::text, orig::text, cur::text FROM ${CTI
 /** The values of the given versions of a table (the columns a row image sets), by ctid. */
 export function valuesSql(cat: CatalogTable, list: { ctid: string }[]): string {
   const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
-  return `SELECT ctid::text, ${sel} FROM ${ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
+  return `SELECT ctid::text, ${sel} FROM ${cat.sqlName ?? ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
 }
 
 /** Statements whose effects are replayed as row images rather than as SQL text. */

@@ -222,15 +222,17 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
        'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid)) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE i.indrelid = c.oid AND i.indisunique),
-  c.relhastriggers OR c.relhasrules
+  c.relhastriggers OR c.relhasrules,
+  pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx, trig]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName]) => ({
     oid: Number(oid),
     name: name!,
+    ...(sqlName ? { sqlName } : {}),
     columns: cols ? cols.split(',') : [],
     writable: wcols ? wcols.split(',') : [],
     uniqueIndexes: idx
@@ -256,5 +258,5 @@ export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | nu
     const pred = ix.pred !== undefined ? ` AND (${ix.pred}) IS TRUE` : '';
     return `CASE WHEN ${allNotNull}${pred} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
   });
-  return `SELECT ctid::text, ${parts.join(', ')} FROM ${q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  return `SELECT ctid::text, ${parts.join(', ')} FROM ${table.sqlName ?? q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
 }

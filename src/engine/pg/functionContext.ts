@@ -19,7 +19,7 @@ import { restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
 import { riCheckQuery } from './probes';
-import { ident } from './replay';
+import { ident, relSql } from './replay';
 
 /** The probe's SQLSTATE: no PostgreSQL error has it. */
 const PROBE_SQLSTATE = 'LSWPR';
@@ -38,8 +38,7 @@ const USER_FUNCTIONS_SQL = 'EXECUTE lockstep_user_functions';
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
  * the row's table, matching the row by position and contents (OLD has no ctid in PL/pgSQL).
  */
-export function probeSql(tuple: TupleId): { sql: string; count: number } {
-  const rel = ident(tuple.relation);
+export function probeSql(tuple: TupleId, rel = ident(tuple.relation)): { sql: string; count: number } {
   const ctid = `(${tuple.block},${tuple.offset})`;
   const sql = `CREATE FUNCTION ${PROBE_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
 DECLARE hit boolean;
@@ -119,7 +118,7 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   const seqs = await sequenceStates(eng);
   let error: PgMessage | undefined;
   try {
-    error = (await dryRun(eng, s, st, false, false, probeSql(tuple))).raw.error;
+    error = (await dryRun(eng, s, st, false, false, probeSql(tuple, relSql(eng, tuple.relation)))).raw.error;
   } catch (e) {
     // The probe's objects could not be made (a READ ONLY transaction): the tuple alone is named.
     if (!(e instanceof EngineInternalError)) throw e;

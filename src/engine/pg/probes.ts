@@ -15,7 +15,7 @@ import { uniqueKeysSql } from './footprint';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
-import { gucCount, gucSql, ident } from './replay';
+import { gucCount, gucSql, relSql } from './replay';
 
 /**
  * An UPDATE / DELETE that waits for a row after locking others: PostgreSQL meets its rows in its
@@ -189,7 +189,7 @@ export async function arbiterBlocker(
   if (!byKey.size) return undefined;
   // Remove them (triggers off: no cascade, no check) before the statement runs again.
   const deletes = [...byTable].map(
-    ([table, list]) => `DELETE FROM ${ident(table)} WHERE ctid = ANY('{${list.map((h) => `"${at(h.tuple)}"`).join(',')}}'::tid[]);\n`,
+    ([table, list]) => `DELETE FROM ${relSql(eng, table)} WHERE ctid = ANY('{${list.map((h) => `"${at(h.tuple)}"`).join(',')}}'::tid[]);\n`,
   );
   const prelude = {
     sql:

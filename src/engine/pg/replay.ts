@@ -28,6 +28,11 @@ export function ident(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
 }
 
+/** A user table as SQL names it from any search_path: its catalog entry's qualified name, by relation name. */
+export function relSql(eng: { catalog: readonly { name: string; sqlName?: string }[] }, name: string): string {
+  return eng.catalog.find((c) => c.name === name)?.sqlName ?? ident(name);
+}
+
 /** A SQL literal for a PostgreSQL text value (unknown-typed, so it coerces to the column type). */
 export function literal(v: string | null): string {
   return v === null ? 'NULL' : "'" + v.replace(/'/g, "''") + "'";
@@ -52,20 +57,20 @@ export function advisorySql(tag: LockTag & { type: 'advisory' }, mode: LockMode,
 }
 
 /** SQL of one op; every op returns exactly one row when it replays correctly. */
-export function opSql(op: ImageOp): string {
+export function opSql(op: ImageOp, rel: (name: string) => string = ident): string {
   switch (op.op) {
     case 'lock':
-      return `SELECT ctid FROM ${ident(op.target.relation)} WHERE ctid = ${target(op.target)} ${lockClause(op.mode)}`;
+      return `SELECT ctid FROM ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} ${lockClause(op.mode)}`;
     case 'delete':
-      return `DELETE FROM ${ident(op.target.relation)} WHERE ctid = ${target(op.target)} RETURNING ctid`;
+      return `DELETE FROM ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} RETURNING ctid`;
     case 'update': {
       const set = op.columns.map((c, i) => `${ident(c)} = ${literal(op.values[i])}`).join(', ');
-      return `WITH u AS (UPDATE ${ident(op.target.relation)} SET ${set} WHERE ctid = ${target(op.target)} RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.target.rel}, '${op.newCtid}', ctid FROM u`;
+      return `WITH u AS (UPDATE ${rel(op.target.relation)} SET ${set} WHERE ctid = ${target(op.target)} RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.target.rel}, '${op.newCtid}', ctid FROM u`;
     }
     case 'insert': {
       const cols = op.columns.map(ident).join(', ');
       const vals = op.values.map(literal).join(', ');
-      return `WITH i AS (INSERT INTO ${ident(op.relation)} (${cols}) OVERRIDING SYSTEM VALUE VALUES (${vals}) RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.rel}, '${op.newCtid}', ctid FROM i`;
+      return `WITH i AS (INSERT INTO ${rel(op.relation)} (${cols}) OVERRIDING SYSTEM VALUE VALUES (${vals}) RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.rel}, '${op.newCtid}', ctid FROM i`;
     }
     case 'advisory':
       return advisorySql(op.tag, op.mode, 'xact');
@@ -80,7 +85,7 @@ export function opSql(op: ImageOp): string {
  */
 export function replaySql(
   log: LogEntry[],
-  opts: { replica?: boolean } = {},
+  opts: { replica?: boolean; rel?: (name: string) => string } = {},
 ): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
   const parts: string[] = [];
   const checks: ((tag: string | undefined) => string | null)[] = [];
@@ -97,7 +102,7 @@ export function replaySql(
       checks.push((tag) => (tag === e.command ? null : `"${e.sql.slice(0, 80)}": recorded ${e.command}, got ${tag ?? 'nothing'}`));
     } else {
       for (const op of e.ops) {
-        parts.push(opSql(op));
+        parts.push(opSql(op, opts.rel));
         checks.push((tag) =>
           tag && / 1$/.test(tag) ? null : `row image of "${e.sql.slice(0, 60)}" (${op.op}) did not apply: ${tag ?? 'nothing'}`,
         );
@@ -219,7 +224,7 @@ export async function commitReplay(
   eng: EngineContext,
   s: Sess,
 ): Promise<{ error: PgMessage } | { error?: undefined; committed: Map<string, string> }> {
-  const replay = replaySql(s.txn!.log, { replica: replayNeedsReplica(eng, s) });
+  const replay = replaySql(s.txn!.log, { replica: replayNeedsReplica(eng, s), rel: (n) => relSql(eng, n) });
   const begin = await beginSql(eng, s, false);
   const r = await new Batch()
     .add('begin', begin.sql, begin.count)

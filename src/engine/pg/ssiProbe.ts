@@ -5,7 +5,7 @@ import type { RowLockMode } from '../model/locks/types';
 import { type SsiWrite, targetKey } from '../model/ssi';
 import { indexPagesSql } from './footprint';
 import { INTERNAL_SCHEMA } from './names';
-import { ident, literal } from './replay';
+import { ident, literal, relSql } from './replay';
 import type { ParsedStatement } from '../sql';
 
 /**
@@ -48,7 +48,7 @@ export async function ssiFootprint(
       const ctids = touched.inserted.filter((t) => t.relation === table).map((t) => `"${t.ctid}"`);
       // `t.*` names the row even when the table has a column called t (plain `t` would be that column).
       for (const [ctid, json] of await eng.ex.must(
-        `SELECT ctid::text, pg_catalog.row_to_json(t.*)::text FROM ${ident(table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`,
+        `SELECT ctid::text, pg_catalog.row_to_json(t.*)::text FROM ${relSql(eng, table)} t WHERE ctid = ANY('{${ctids.join(',')}}'::tid[])`,
       ))
         rows.set(`${table}:${ctid}`, json!);
     }
@@ -110,7 +110,7 @@ export async function indexReached(
     }
     const probes = uses.map(
       (u) =>
-        `EXISTS (SELECT 1 FROM pg_catalog.json_populate_record(NULL::${ident(c.row!.table)}, ${literal(c.row!.json)}::json) AS ${ident(u.alias)} WHERE ${u.cond})`,
+        `EXISTS (SELECT 1 FROM pg_catalog.json_populate_record(NULL::${relSql(eng, c.row!.table)}, ${literal(c.row!.json)}::json) AS ${ident(u.alias)} WHERE ${u.cond})`,
     );
     const r = await eng.ex.run(`SELECT ${probes.join(' OR ')}`);
     if (r.error || r.results[0]?.rows?.[0]?.[0] === 't') reached.add(c);

@@ -11,7 +11,7 @@ import { beginSql, ident } from './replay';
  * now (its own uncommitted changes, and — under REPEATABLE READ — its snapshot).
  */
 export async function refreshTablesOf(eng: EngineContext): Promise<void> {
-  const selects = eng.catalog.map((t) => `SELECT ctid::text AS ctid, * FROM ${ident(t.name)} ORDER BY ctid LIMIT 200`);
+  const selects = eng.catalog.map((t) => `SELECT ctid::text AS ctid, * FROM ${t.sqlName ?? ident(t.name)} ORDER BY ctid LIMIT 200`);
   if (!selects.length) {
     eng.tables = [];
     eng.views = {};

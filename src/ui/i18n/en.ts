@@ -839,6 +839,8 @@ export const en = {
     // snapshot: a foreign-key check that waited first
     'fk-wait-rerun':
       'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
+    'recheck-order':
+      'Lockstep: this statement waited for a row another transaction then updated; PostgreSQL goes on with that row’s new version where its scan met the row, while the simulator meets the new version where it now lies, so rows come in another order (RETURNING, triggers, the order of later waits).',
     'function-snapshot':
       'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
   } satisfies Record<ApproximationTopic, string>,
