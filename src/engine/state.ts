@@ -6,7 +6,7 @@
 import type { ApproximationTopic } from './approximations';
 import type { CatalogTable, RelationInfo } from './model/facts';
 import { LockManager } from './model/locks/lockManager';
-import type { LockMode, LockTag, ProcId } from './model/locks/types';
+import type { LockMode, LockTag, ProcId, RowLockMode } from './model/locks/types';
 import type { LogEntry } from './model/log';
 import { RowLockTable, type TupleId } from './model/rowlocks';
 import { Ssi, Sxact } from './model/ssi';
@@ -104,6 +104,8 @@ export interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
+  rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */

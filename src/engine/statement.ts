@@ -407,6 +407,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   if (outcome !== 'ok') return outcome;
   step.epq = undefined;
+  step.rowsBeforeWait = undefined;
   step.stmtSnapshot = undefined;
   step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.

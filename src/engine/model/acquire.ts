@@ -86,6 +86,7 @@ export function walkPlan(
         if (!conflicting.length) {
           // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
           eng.rows.add(item.tuple, s.name, item.mode, depth, currentXid(eng, s));
+          (step.rowsBeforeWait ??= []).push({ tuple: item.tuple, mode: item.mode });
           // heap_lock_tuple / heap_update let go of the tuple lock as soon as the row is theirs.
           releaseTupleLock(eng, s, item.tuple);
           continue;
