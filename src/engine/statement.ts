@@ -292,6 +292,27 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
           return ssiError(eng, s, e);
         }
     }
+    // SERIALIZABLE: a foreign-key trigger fails at the end of the statement, after the scan read
+    // its rows and heap_insert / heap_update / heap_delete checked each write for rw-conflicts
+    // in: a serialization failure there comes first.
+    const sx = s.txn?.sx;
+    if (
+      (dry.raw.error.sqlstate === '23503' || dry.raw.error.sqlstate === '23001') &&
+      sx &&
+      st.cls.kind === 'dml' &&
+      (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
+    ) {
+      const probe = await triggerlessRun(eng, s, st);
+      if (!probe.raw.error && (await ssiReads(eng, s, st, probe)) === 'error') return 'error';
+      if (!probe.raw.error && probe.ssi?.writes.length) {
+        if (probe.assignsXid) currentXid(eng, s);
+        try {
+          eng.ssi.write(sx, probe.ssi.writes, s.txn!.savepoints.length, s.txn!.xid);
+        } catch (e) {
+          return ssiError(eng, s, e);
+        }
+      }
+    }
     // A foreign-key trigger fails at the end of the statement, after the statement has locked
     // its rows: a row another session holds is waited for first (PostgreSQL's order).
     if (
@@ -334,16 +355,13 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     return outcome;
   }
   const sx = s.txn?.sx;
+  // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's
+  // error) come first. A statement that waits for a row runs its triggers (foreign-key checks
+  // and their reads) only after the wait: what it reads before is what a dry run without them reads.
   if (sx && dry.ssi) {
-    // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
-    const candidates = eng.ssi.indexCandidates(sx, dry.ssi.scope);
-    const reached = candidates.length ? await indexReached(eng, st, candidates) : undefined;
-    try {
-      eng.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? readsHeapPage(eng, dry.ssi, reached) : true);
-      if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
-    } catch (e) {
-      return ssiError(eng, s, e);
-    }
+    const beforeWait = st.cls.kind === 'dml' && hasRowConflicts(eng, s, dry.plan) ? await triggerlessRun(eng, s, st) : undefined;
+    const reads = beforeWait && !beforeWait.raw.error && beforeWait.ssi ? beforeWait : dry;
+    if ((await ssiReads(eng, s, st, reads)) === 'error') return 'error';
   }
   let outcome: 'ok' | 'error' | 'wait' | undefined;
   if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
@@ -450,6 +468,34 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   releaseTupleLocks(eng, s);
   cancelTimers(eng, s, ['statement_timeout']);
   return 'ok';
+}
+
+/** A dry run with the triggers off, giving back the sequence values it takes (the statement took its own already). */
+async function triggerlessRun(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<DryRun> {
+  const seqs = await sequenceStates(eng);
+  try {
+    return await dryRun(eng, s, st, false, true);
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+}
+
+/**
+ * SERIALIZABLE: what the statement's scan read, checked against the other transactions' writes
+ * (rw-conflicts out), and a doomed transaction's failure at its next read or write.
+ */
+async function ssiReads(eng: EngineContext, s: Sess, st: ParsedStatement, dry: DryRun): Promise<'error' | undefined> {
+  const sx = s.txn?.sx;
+  if (!sx || !dry.ssi) return undefined;
+  const candidates = eng.ssi.indexCandidates(sx, dry.ssi.scope);
+  const reached = candidates.length ? await indexReached(eng, st, candidates) : undefined;
+  try {
+    eng.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? readsHeapPage(eng, dry.ssi, reached) : true);
+    if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
+  } catch (e) {
+    return ssiError(eng, s, e);
+  }
+  return undefined;
 }
 
 /**
