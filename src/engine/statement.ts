@@ -5,7 +5,7 @@ import { mainQueryOf } from './mainQuery';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
-import type { DryRun } from './model/facts';
+import type { DryRun, PlanItem } from './model/facts';
 import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure } from './model/ssi';
@@ -299,6 +299,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (
       (dry.raw.error.sqlstate === '23503' || dry.raw.error.sqlstate === '23001') &&
       sx &&
+      !step.ssiBeforeWait &&
       st.cls.kind === 'dml' &&
       (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
     ) {
@@ -356,12 +357,26 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   const sx = s.txn?.sx;
   // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's
-  // error) come first. A statement that waits for a row runs its triggers (foreign-key checks
-  // and their reads) only after the wait: what it reads before is what a dry run without them reads.
-  if (sx && dry.ssi) {
-    const beforeWait = st.cls.kind === 'dml' && hasRowConflicts(eng, s, dry.plan) ? await triggerlessRun(eng, s, st) : undefined;
+  // error) come first. A statement waiting for a row of its own runs its triggers (foreign-key
+  // checks and their reads) only after the wait: what it reads before is what a dry run without
+  // them reads. One waiting in a foreign-key check has read that row and written its own rows
+  // (heap_insert / heap_update / heap_delete checked them for rw-conflicts in) before the wait,
+  // and after it reads and writes nothing more.
+  if (sx && dry.ssi && !step.ssiBeforeWait) {
+    const inCheck = waitsInForeignKeyCheck(eng, s, st, dry.plan);
+    const ownRow = !inCheck && st.cls.kind === 'dml' && hasRowConflicts(eng, s, dry.plan);
+    const beforeWait = ownRow ? await triggerlessRun(eng, s, st) : undefined;
     const reads = beforeWait && !beforeWait.raw.error && beforeWait.ssi ? beforeWait : dry;
     if ((await ssiReads(eng, s, st, reads)) === 'error') return 'error';
+    if (inCheck && dry.ssi.writes.length) {
+      if (dry.assignsXid) currentXid(eng, s);
+      try {
+        eng.ssi.write(sx, dry.ssi.writes, s.txn!.savepoints.length, s.txn!.xid);
+      } catch (e) {
+        return ssiError(eng, s, e);
+      }
+    }
+    if (inCheck) step.ssiBeforeWait = true;
   }
   let outcome: 'ok' | 'error' | 'wait' | undefined;
   if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
@@ -430,7 +445,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.
   const txn = s.txn!;
-  if (sx && dry.ssi?.writes.length) {
+  const writtenBeforeWait = step.ssiBeforeWait;
+  step.ssiBeforeWait = undefined;
+  if (sx && dry.ssi?.writes.length && !writtenBeforeWait) {
     // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
     if (dry.assignsXid) currentXid(eng, s);
     try {
@@ -468,6 +485,21 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   releaseTupleLocks(eng, s);
   cancelTimers(eng, s, ['statement_timeout']);
   return 'ok';
+}
+
+/**
+ * Whether the first lock the statement would wait for is a row its foreign-key check locks (FOR
+ * KEY SHARE in another table; any row of a plain INSERT), with its relation and advisory locks
+ * free: PostgreSQL has written the statement's rows by then.
+ */
+function waitsInForeignKeyCheck(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): boolean {
+  const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+  if (!cls || cls.lockingCte || cls.lockingSublink || cls.onConflict) return false;
+  if (cls.verb !== 'insert' && cls.verb !== 'update' && cls.verb !== 'delete') return false;
+  if (hasConflicts(eng, s, plan.filter((p) => p.kind === 'rel' || p.kind === 'adv'))) return false;
+  const first = plan.find((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
+  if (first?.kind !== 'row') return false;
+  return cls.verb === 'insert' || (first.mode === 'ForKeyShare' && first.tuple.relation !== cls.target?.relname);
 }
 
 /** A dry run with the triggers off, giving back the sequence values it takes (the statement took its own already). */
