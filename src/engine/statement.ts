@@ -496,7 +496,14 @@ function waitsInForeignKeyCheck(eng: EngineContext, s: Sess, st: ParsedStatement
   const cls = st.cls.kind === 'dml' ? st.cls : undefined;
   if (!cls || cls.lockingCte || cls.lockingSublink || cls.onConflict) return false;
   if (cls.verb !== 'insert' && cls.verb !== 'update' && cls.verb !== 'delete') return false;
-  if (hasConflicts(eng, s, plan.filter((p) => p.kind === 'rel' || p.kind === 'adv'))) return false;
+  if (
+    hasConflicts(
+      eng,
+      s,
+      plan.filter((p) => p.kind === 'rel' || p.kind === 'adv'),
+    )
+  )
+    return false;
   const first = plan.find((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
   if (first?.kind !== 'row') return false;
   return cls.verb === 'insert' || (first.mode === 'ForKeyShare' && first.tuple.relation !== cls.target?.relname);
