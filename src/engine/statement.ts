@@ -8,7 +8,7 @@ import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, w
 import type { DryRun, PlanItem } from './model/facts';
 import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
-import { SsiFailure } from './model/ssi';
+import { SsiFailure, type SsiWrite } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
 import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
@@ -16,7 +16,7 @@ import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
-import { functionWaitContext } from './pg/functionContext';
+import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql } from './pg/replay';
 import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
@@ -450,10 +450,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (sx && dry.ssi?.writes.length && !writtenBeforeWait) {
     // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
     if (dry.assignsXid) currentXid(eng, s);
+    let at: SsiWrite | undefined;
     try {
-      eng.ssi.write(sx, dry.ssi.writes, txn.savepoints.length, txn.xid);
+      for (const w of dry.ssi.writes) {
+        at = w;
+        eng.ssi.write(sx, [w], txn.savepoints.length, txn.xid);
+      }
     } catch (e) {
-      return ssiError(eng, s, e);
+      const context = e instanceof SsiFailure ? await triggerWriteContext(eng, s, st, at) : undefined;
+      return ssiError(eng, s, e, context);
     }
   }
   if (dry.entry) {

@@ -19,9 +19,9 @@ import { cancelTimers, DATABASE_OID, event, type ModelState, queueResumes, type 
 import { messageEntry } from '../view/serverLog';
 
 /** A 40001 from SSI: the statement fails and the (sub)transaction aborts. */
-export function ssiError(eng: ModelState, s: Sess, e: unknown): 'error' {
+export function ssiError(eng: ModelState, s: Sess, e: unknown, context?: string): 'error' {
   if (!(e instanceof SsiFailure)) throw e;
-  s.step!.error = PG.serializationRw(e.reason);
+  s.step!.error = { ...PG.serializationRw(e.reason), ...(context ? { context } : {}) };
   abortTxnState(eng, s, true);
   return 'error';
 }
