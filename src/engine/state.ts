@@ -104,6 +104,10 @@ export interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /** SERIALIZABLE: the current statement's reads and writes were checked before it waited in a foreign-key check. */
+  ssiBeforeWait?: boolean;
+  /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
+  rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */

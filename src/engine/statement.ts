@@ -5,11 +5,11 @@ import { mainQueryOf } from './mainQuery';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
-import type { DryRun } from './model/facts';
+import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
 import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
-import { SsiFailure } from './model/ssi';
+import { SsiFailure, type SsiWrite } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
 import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
@@ -17,7 +17,7 @@ import { calledFunctionNames } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
-import { functionWaitContext } from './pg/functionContext';
+import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql } from './pg/replay';
 import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
@@ -293,6 +293,28 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
           return ssiError(eng, s, e);
         }
     }
+    // SERIALIZABLE: a foreign-key trigger fails at the end of the statement, after the scan read
+    // its rows and heap_insert / heap_update / heap_delete checked each write for rw-conflicts
+    // in: a serialization failure there comes first.
+    const sx = s.txn?.sx;
+    if (
+      (dry.raw.error.sqlstate === '23503' || dry.raw.error.sqlstate === '23001') &&
+      sx &&
+      !step.ssiBeforeWait &&
+      st.cls.kind === 'dml' &&
+      (st.cls.verb === 'delete' || st.cls.verb === 'update' || st.cls.verb === 'insert')
+    ) {
+      const probe = await triggerlessRun(eng, s, st);
+      if (!probe.raw.error && (await ssiReads(eng, s, st, probe)) === 'error') return 'error';
+      if (!probe.raw.error && probe.ssi?.writes.length) {
+        if (probe.assignsXid) currentXid(eng, s);
+        try {
+          eng.ssi.write(sx, probe.ssi.writes, s.txn!.savepoints.length, s.txn!.xid);
+        } catch (e) {
+          return ssiError(eng, s, e);
+        }
+      }
+    }
     // A foreign-key trigger fails at the end of the statement, after the statement has locked
     // its rows: a row another session holds is waited for first (PostgreSQL's order).
     if (
@@ -337,16 +359,27 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (st !== original) lockRecheckedVersions(eng, s, st, dry);
   if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
   const sx = s.txn?.sx;
-  if (sx && dry.ssi) {
-    // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's error) come first.
-    const candidates = eng.ssi.indexCandidates(sx, dry.ssi.scope);
-    const reached = candidates.length ? await indexReached(eng, st, candidates) : undefined;
-    try {
-      eng.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? readsHeapPage(eng, dry.ssi, reached) : true);
-      if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
-    } catch (e) {
-      return ssiError(eng, s, e);
+  // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's
+  // error) come first. A statement waiting for a row of its own runs its triggers (foreign-key
+  // checks and their reads) only after the wait: what it reads before is what a dry run without
+  // them reads. One waiting in a foreign-key check has read that row and written its own rows
+  // (heap_insert / heap_update / heap_delete checked them for rw-conflicts in) before the wait,
+  // and after it reads and writes nothing more.
+  if (sx && dry.ssi && !step.ssiBeforeWait) {
+    const inCheck = waitsInForeignKeyCheck(eng, s, st, dry.plan);
+    const ownRow = !inCheck && st.cls.kind === 'dml' && hasRowConflicts(eng, s, dry.plan);
+    const beforeWait = ownRow ? await triggerlessRun(eng, s, st) : undefined;
+    const reads = beforeWait && !beforeWait.raw.error && beforeWait.ssi ? beforeWait : dry;
+    if ((await ssiReads(eng, s, st, reads)) === 'error') return 'error';
+    if (inCheck && dry.ssi.writes.length) {
+      if (dry.assignsXid) currentXid(eng, s);
+      try {
+        eng.ssi.write(sx, dry.ssi.writes, s.txn!.savepoints.length, s.txn!.xid);
+      } catch (e) {
+        return ssiError(eng, s, e);
+      }
     }
+    if (inCheck) step.ssiBeforeWait = true;
   }
   let outcome: 'ok' | 'error' | 'wait' | undefined;
   if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
@@ -414,17 +447,25 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   if (outcome !== 'ok') return outcome;
   step.epq = undefined;
+  step.rowsBeforeWait = undefined;
   step.stmtSnapshot = undefined;
   step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.
   const txn = s.txn!;
-  if (sx && dry.ssi?.writes.length) {
+  const writtenBeforeWait = step.ssiBeforeWait;
+  step.ssiBeforeWait = undefined;
+  if (sx && dry.ssi?.writes.length && !writtenBeforeWait) {
     // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
     if (dry.assignsXid) currentXid(eng, s);
+    let at: SsiWrite | undefined;
     try {
-      eng.ssi.write(sx, dry.ssi.writes, txn.savepoints.length, txn.xid);
+      for (const w of dry.ssi.writes) {
+        at = w;
+        eng.ssi.write(sx, [w], txn.savepoints.length, txn.xid);
+      }
     } catch (e) {
-      return ssiError(eng, s, e);
+      const context = e instanceof SsiFailure ? await triggerWriteContext(eng, s, st, at) : undefined;
+      return ssiError(eng, s, e, context);
     }
   }
   if (dry.entry) {
@@ -456,6 +497,56 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   releaseTupleLocks(eng, s);
   cancelTimers(eng, s, ['statement_timeout']);
   return 'ok';
+}
+
+/**
+ * Whether the first lock the statement would wait for is a row its foreign-key check locks (FOR
+ * KEY SHARE in another table; any row of a plain INSERT), with its relation and advisory locks
+ * free: PostgreSQL has written the statement's rows by then.
+ */
+function waitsInForeignKeyCheck(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): boolean {
+  const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+  if (!cls || cls.lockingCte || cls.lockingSublink || cls.onConflict) return false;
+  if (cls.verb !== 'insert' && cls.verb !== 'update' && cls.verb !== 'delete') return false;
+  if (
+    hasConflicts(
+      eng,
+      s,
+      plan.filter((p) => p.kind === 'rel' || p.kind === 'adv'),
+    )
+  )
+    return false;
+  const first = plan.find((p) => p.kind === 'row' && eng.rows.conflicting(p.tuple, p.mode, s.name).length > 0);
+  if (first?.kind !== 'row') return false;
+  return cls.verb === 'insert' || (first.mode === 'ForKeyShare' && first.tuple.relation !== cls.target?.relname);
+}
+
+/** A dry run with the triggers off, giving back the sequence values it takes (the statement took its own already). */
+async function triggerlessRun(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<DryRun> {
+  const seqs = await sequenceStates(eng);
+  try {
+    return await dryRun(eng, s, st, false, true);
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+}
+
+/**
+ * SERIALIZABLE: what the statement's scan read, checked against the other transactions' writes
+ * (rw-conflicts out), and a doomed transaction's failure at its next read or write.
+ */
+async function ssiReads(eng: EngineContext, s: Sess, st: ParsedStatement, dry: DryRun): Promise<'error' | undefined> {
+  const sx = s.txn?.sx;
+  if (!sx || !dry.ssi) return undefined;
+  const candidates = eng.ssi.indexCandidates(sx, dry.ssi.scope);
+  const reached = candidates.length ? await indexReached(eng, st, candidates) : undefined;
+  try {
+    eng.ssi.read(sx, dry.ssi.scope, dry.ssi.added, reached, sx.doomed ? readsHeapPage(eng, dry.ssi, reached) : true);
+    if (sx.doomed && dry.ssi.writes.length) throw new SsiFailure('Canceled on identification as a pivot, during conflict in checking.');
+  } catch (e) {
+    return ssiError(eng, s, e);
+  }
+  return undefined;
 }
 
 /**

@@ -19,9 +19,9 @@ import { cancelTimers, DATABASE_OID, event, type ModelState, queueResumes, type 
 import { messageEntry } from '../view/serverLog';
 
 /** A 40001 from SSI: the statement fails and the (sub)transaction aborts. */
-export function ssiError(eng: ModelState, s: Sess, e: unknown): 'error' {
+export function ssiError(eng: ModelState, s: Sess, e: unknown, context?: string): 'error' {
   if (!(e instanceof SsiFailure)) throw e;
-  s.step!.error = PG.serializationRw(e.reason);
+  s.step!.error = { ...PG.serializationRw(e.reason), ...(context ? { context } : {}) };
   abortTxnState(eng, s, true);
   return 'error';
 }
@@ -91,6 +91,7 @@ export function walkPlan(
         if (!conflicting.length) {
           // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
           eng.rows.add(item.tuple, s.name, item.mode, depth, currentXid(eng, s));
+          (step.rowsBeforeWait ??= []).push({ tuple: item.tuple, mode: item.mode });
           // heap_lock_tuple / heap_update let go of the tuple lock as soon as the row is theirs.
           releaseTupleLock(eng, s, item.tuple);
           continue;

@@ -108,6 +108,8 @@ export class Sxact {
   readonly inConflicts = new Set<Sxact>();
   /** SIREAD locks, by targetKey. */
   readonly locks = new Map<string, PredTarget>();
+  /** When each SIREAD lock was taken (Ssi's counter): a target lists its locks in that order. */
+  readonly lockedAt = new Map<string, number>();
   /** LocalPredicateLockHash's childLocks counts, by targetKey of the parent. */
   readonly childLocks = new Map<string, number>();
   /** What it wrote, with the subtransaction depth (for readers that come later: conflict out). */
@@ -153,6 +155,8 @@ export class Ssi {
   /** FinishedSerializableTransactions, in commit order. */
   private finishedList: Sxact[] = [];
   private lastCommitSeqNo = 1;
+  /** Counts SIREAD lock acquisitions, to order each target's locks. */
+  private lockCounter = 0;
   private canPartialClearThrough = 0;
   private havePartialClearedThrough = 0;
   private globalXmin: number | null = null;
@@ -261,8 +265,11 @@ export class Ssi {
   private checkTargetForConflictsIn(me: Sxact, target: PredTarget, inSubxact: boolean): void {
     const key = targetKey(target);
     let removeMine = false;
-    for (const r of this.active) {
-      if (!r.locks.has(key)) continue;
+    // The target's lock list is in the order the locks were taken (CreatePredicateLock appends),
+    // and so are the rw-conflicts this flags: PreCommit_CheckForSerializationFailure walks them in it.
+    const holders = [...this.active].filter((r) => r.locks.has(key));
+    holders.sort((a, b) => (a.lockedAt.get(key) ?? 0) - (b.lockedAt.get(key) ?? 0));
+    for (const r of holders) {
       if (r === me) {
         if (!inSubxact && target.kind === 'tuple') removeMine = true;
       } else if (!r.doomed && (!r.committed || me.xmin < r.finishedBefore) && !r.outConflicts.has(me)) {
@@ -401,6 +408,7 @@ export class Ssi {
     const key = targetKey(t);
     if (me.locks.has(key) || parents(t).some((p) => me.locks.has(targetKey(p)))) return;
     me.locks.set(key, t);
+    me.lockedAt.set(key, ++this.lockCounter);
     if (t.kind !== 'tuple') this.deleteChildren(me, t);
     // Count it in every ancestor; promote to the coarsest one that now has too many children.
     let promote: PredTarget | null = null;
@@ -430,6 +438,7 @@ export class Ssi {
     const t = me.locks.get(key);
     if (!t) return;
     me.locks.delete(key);
+    me.lockedAt.delete(key);
     for (const p of parents(t)) {
       const pk = targetKey(p);
       const n = (me.childLocks.get(pk) ?? 0) - 1;
@@ -481,6 +490,7 @@ export class Ssi {
   private releaseOne(sx: Sxact, partial: boolean): void {
     sx.locks.clear();
     sx.childLocks.clear();
+    sx.lockedAt.clear();
     if (!partial) for (const w of [...sx.outConflicts]) this.releaseConflict(sx, w);
     for (const r of [...sx.inConflicts]) this.releaseConflict(r, sx);
     if (!partial) this.active.delete(sx);

@@ -14,7 +14,7 @@ import { addCursor, runStatement } from './cursor';
 import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA } from './names';
-import { advisorySql, beginSql, gucCount, gucSql, ident, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
+import { advisorySql, beginSql, gucCount, gucSql, ident, lockClause, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
@@ -50,11 +50,13 @@ export async function dryRun(
   const staged: string[] = [];
   if (stageOthers) {
     for (const o of eng.sessions.values()) {
-      if (o === s || !o.txn || !o.txn.log.length || o.txn.aborted) continue;
+      if (o === s || !o.txn || o.txn.aborted) continue;
+      const partial = stagedPartialLocks(o);
+      if (!o.txn.log.length && !partial) continue;
       const gid = `lockstep_${o.index}`;
       const begin = await beginSql(eng, o, false);
       const r = await eng.ex.run(
-        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}PREPARE TRANSACTION '${gid}'`,
+        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}${partial}PREPARE TRANSACTION '${gid}'`,
       );
       if (r.error) {
         await eng.ex.run('ROLLBACK');
@@ -69,6 +71,21 @@ export async function dryRun(
   } finally {
     for (const g of staged) await eng.ex.run(`ROLLBACK PREPARED '${g}'`);
   }
+}
+
+/**
+ * The rows a waiting statement of `o` locked before it waited (not in its log yet, but held, as
+ * heap_lock_tuple left them): locked again in its staged transaction so that SKIP LOCKED passes
+ * over them. SKIP LOCKED here too, so a row the model gives to `o` alone can never block PGlite.
+ */
+function stagedPartialLocks(o: Sess): string {
+  const rows = o.step?.wait ? (o.step.rowsBeforeWait ?? []) : [];
+  return rows
+    .map(
+      (r) =>
+        `SELECT ctid FROM ONLY ${ident(r.tuple.relation)} WHERE ctid = '(${r.tuple.block},${r.tuple.offset})'::tid ${lockClause(r.mode)} SKIP LOCKED;\n`,
+    )
+    .join('');
 }
 
 /**

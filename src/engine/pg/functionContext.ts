@@ -12,6 +12,7 @@ import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
 import { xactWaitContext } from '../model/messages';
 import type { TupleId } from '../model/rowlocks';
+import type { SsiWrite } from '../model/ssi';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
@@ -99,6 +100,44 @@ export function probeStack(
   return { op: error.message, stack: lines.slice(own + 1).join('\n') };
 }
 
+/** The statement's stack when it reaches `tuple` (probeStack), from a probe dry run. */
+export async function stackAtRow(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  tuple: TupleId,
+): Promise<{ op: string; stack: string } | undefined> {
+  // nextval is not transactional: the probe gives back what its run took.
+  const seqs = await sequenceStates(eng);
+  let error: PgMessage | undefined;
+  try {
+    error = (await dryRun(eng, s, st, false, false, probeSql(tuple, relSql(eng, tuple.relation)))).raw.error;
+  } catch (e) {
+    // The probe's objects could not be made (a READ ONLY transaction): the tuple alone is named.
+    if (!(e instanceof EngineInternalError)) throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  return probeStack(error);
+}
+
+/**
+ * A statement's write of a row in a table it does not name (a foreign key's cascade, a trigger)
+ * failed its rw-conflict check: the error's CONTEXT is the stack that wrote it.
+ */
+export async function triggerWriteContext(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  w: SsiWrite | undefined,
+): Promise<string | undefined> {
+  if (w?.kind !== 'tuple') return undefined;
+  const relation = eng.catalog.find((c) => c.oid === w.rel)?.name;
+  if (!relation || (st.cls.kind === 'dml' && st.cls.relations.includes(relation))) return undefined;
+  const found = await stackAtRow(eng, s, st, { oid: w.rel, relation, block: w.block, offset: w.offset });
+  return found?.stack || undefined;
+}
+
 /**
  * A statement waiting for a row: when a function the statement ran took that row lock, the
  * wait's CONTEXT becomes PostgreSQL's (the operation the function did, then its stack).
@@ -114,18 +153,7 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   // key's cascade (ri_triggers.c runs its DELETE / UPDATE through SPI as well).
   const named = st.cls.kind === 'dml' && st.cls.relations.includes(tuple.relation);
   if (named && !(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
-  // nextval is not transactional: the probe gives back what its run took.
-  const seqs = await sequenceStates(eng);
-  let error: PgMessage | undefined;
-  try {
-    error = (await dryRun(eng, s, st, false, false, probeSql(tuple, relSql(eng, tuple.relation)))).raw.error;
-  } catch (e) {
-    // The probe's objects could not be made (a READ ONLY transaction): the tuple alone is named.
-    if (!(e instanceof EngineInternalError)) throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
-  const found = probeStack(error);
+  const found = await stackAtRow(eng, s, st, tuple);
   if (!found?.stack) return;
   if (found.op.startsWith('FK ')) {
     // The check of a row the function's statement wrote: the check's query, then that statement's stack.

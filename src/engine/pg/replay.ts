@@ -44,7 +44,8 @@ function target(t: TupleRef): string {
     : `'${t.ctid}'::tid`;
 }
 
-function lockClause(mode: RowLockMode): string {
+/** The locking clause of a row lock mode (FOR UPDATE for a delete or key update, FOR NO KEY UPDATE for an update). */
+export function lockClause(mode: RowLockMode): string {
   return mode === 'NoKeyUpdate' ? 'FOR NO KEY UPDATE' : mode === 'Update' ? 'FOR UPDATE' : ROW_LOCK_SQL[mode];
 }
 
