@@ -71,7 +71,12 @@ export function finishStep(eng: EngineContext, s: Sess): void {
 /** Resumes every woken session whose lock is now granted, in wake order. */
 export async function drainResumes(eng: EngineContext): Promise<void> {
   await maybeUnpin(eng);
-  while (eng.resumeQueue.length) {
+  while (eng.resumeQueue.length || eng.signals.length) {
+    const signal = eng.signals.shift();
+    if (signal) {
+      await deliverSignal(eng, signal);
+      continue;
+    }
     const name = eng.resumeQueue.shift()!;
     const s = sess(eng, name);
     const step = s.step;
@@ -79,6 +84,39 @@ export async function drainResumes(eng: EngineContext): Promise<void> {
     if (eng.lm.waitingFor(s.proc)) continue; // still queued (e.g. woken by a partial release)
     await resume(eng, s);
   }
+}
+
+/**
+ * A pg_cancel_backend / pg_terminate_backend call reaches its session once the calling statement
+ * is done (the signal is handled at the target's next CHECK_FOR_INTERRUPTS). A cancel fails the
+ * running step, as a client's cancel request does, and does nothing to an idle session; a
+ * terminate ends the backend: its running step fails with the FATAL (an idle session's next
+ * command reads it), its transaction aborts, and its session-level advisory locks go.
+ */
+async function deliverSignal(eng: EngineContext, signal: { kind: 'cancel' | 'terminate'; pid: number }): Promise<void> {
+  const t = [...eng.sessions.values()].find((x) => x.pid === signal.pid && !x.terminated);
+  if (!t) return;
+  const running = !!t.step && !t.step.done;
+  if (signal.kind === 'cancel') {
+    if (!running) return;
+    t.step!.error = PG.userCancel(t.step!.wait?.context);
+    failWaitingStep(eng, t);
+    await endOfStep(eng, t);
+    return;
+  }
+  const fatal = PG.adminTerminate();
+  t.terminated = fatal;
+  t.terminatedAtMs = eng.clock;
+  cancelTimers(eng, t, ['idle_in_transaction_session_timeout']);
+  if (running) {
+    const context = t.step!.wait?.context;
+    t.step!.error = { ...fatal, ...(context ? { context } : {}) };
+    t.terminationReported = true;
+    failWaitingStep(eng, t);
+    await endOfStep(eng, t);
+  } else eng.serverLog.push(...logEntry(eng.clock, t.pid, 'FATAL', fatal.message));
+  if (t.txn) await endTxn(eng, t, false);
+  setSessionAdvisory(eng, t, [], []);
 }
 
 /** The session's lock was granted: continue its statement. */

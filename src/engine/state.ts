@@ -192,6 +192,8 @@ export interface ModelState {
   catalog: CatalogTable[];
   relations: Map<number, RelationInfo>;
   resumeQueue: string[];
+  /** pg_cancel_backend / pg_terminate_backend requests a finished statement sent, delivered in order. */
+  signals: { kind: 'cancel' | 'terminate'; pid: number }[];
   tables: TableSnapshot[];
   views: Record<string, TableSnapshot[]>;
   /** The first user OID the scenario created: OIDs are shown shifted from it (present.ts vOid). */
@@ -218,6 +220,7 @@ export function newModelState(): ModelState {
     catalog: [],
     relations: new Map(),
     resumeQueue: [],
+    signals: [],
     tables: [],
     views: {},
     oidBase: null,

@@ -494,6 +494,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
   step.results.push(...dry.raw.results);
   step.notices.push(...dry.raw.notices);
+  if (dry.signals) eng.signals.push(...dry.signals);
   releaseTupleLocks(eng, s);
   cancelTimers(eng, s, ['statement_timeout']);
   return 'ok';

@@ -86,6 +86,8 @@ export interface DryRun {
   inserted: { table: string; key: string; index: string; ctid?: string }[];
   /** The session's session-level advisory locks after the statement (null: unchanged). */
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode; count: number }[] | null;
+  /** pg_cancel_backend / pg_terminate_backend calls on simulated sessions, by pid. */
+  signals?: { kind: 'cancel' | 'terminate'; pid: number }[];
   /** What to append to the session's transaction log (null: nothing to replay). */
   entry: LogEntry | null;
   /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */

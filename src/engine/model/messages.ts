@@ -29,6 +29,12 @@ export const PG = {
   /** heap_lock_tuple after a wait for a transaction that updated or deleted the row, under a transaction snapshot (nodeLockRows.c). */
   concurrentUpdate: (context?: string) => err('40001', 'could not serialize access due to concurrent update', context ? { context } : {}),
   userCancel: (context?: string) => err('57014', 'canceling statement due to user request', context ? { context } : {}),
+  /** pg_terminate_backend's target (ProcessInterrupts, ProcDiePending). */
+  adminTerminate: (): PgMessage => ({
+    severity: 'FATAL',
+    sqlstate: '57P01',
+    message: 'terminating connection due to administrator command',
+  }),
   idleInTransactionTimeout: (): PgMessage => ({
     severity: 'FATAL',
     sqlstate: '25P03',

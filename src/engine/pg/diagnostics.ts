@@ -19,7 +19,7 @@
  *  - functions now(), transaction_timestamp(), statement_timestamp(), clock_timestamp() on the
  *    virtual clock, so the course's `now() - xact_start` measures simulated time.
  */
-import type { LockRow, SessionSnapshot } from '../types';
+import type { LockRow, PgMessage, SessionSnapshot } from '../types';
 
 export const DIAGNOSTICS_SCHEMA = 'lockstep_sim';
 
@@ -101,6 +101,26 @@ const S = DIAGNOSTICS_SCHEMA;
  * small and cheap to create (a view over a large VALUES list costs several times more), and they
  * may also be installed once for good (then only diagnosticsDataSql runs per statement).
  */
+/**
+ * The notice the shadow pg_cancel_backend / pg_terminate_backend raise for a simulated session:
+ * a signal is not transactional, so it leaves the dry run as a notice (which survives its
+ * rollback) and the engine delivers it once the statement is done (takeSignals).
+ */
+export const SIGNAL_MARK = 'lockstep-signal';
+
+/** Removes the signal notices from a statement's notices and returns the signals, in order. */
+export function takeSignals(raw: { notices: PgMessage[] }): { kind: 'cancel' | 'terminate'; pid: number }[] {
+  const out: { kind: 'cancel' | 'terminate'; pid: number }[] = [];
+  const re = new RegExp(`^${SIGNAL_MARK} (cancel|terminate) (-?\\d+)$`);
+  raw.notices = raw.notices.filter((n) => {
+    const m = re.exec(n.message);
+    if (!m) return true;
+    out.push({ kind: m[1] as 'cancel' | 'terminate', pid: Number(m[2]) });
+    return false;
+  });
+  return out;
+}
+
 export const SHADOW_DDL = `CREATE SCHEMA IF NOT EXISTS ${S};
 CREATE OR REPLACE VIEW ${S}.pg_locks AS
 SELECT x.locktype, x.database, coalesce(x.relation, pg_catalog.to_regclass(x.relname)::oid) AS relation, x.page, x.tuple,
@@ -135,6 +155,20 @@ CREATE OR REPLACE FUNCTION ${S}.pg_blocking_pids(integer) RETURNS integer[] LANG
   AS $$SELECT coalesce((${setting(G.blocking)}::json OPERATOR(pg_catalog.->>) $1::text)::integer[], '{}'::integer[])$$;
 CREATE OR REPLACE FUNCTION ${S}.pg_isolation_test_session_is_blocked(integer, integer[]) RETURNS boolean LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
   AS $$SELECT ${S}.pg_blocking_pids($1) OPERATOR(pg_catalog.&&) $2$$;
+CREATE OR REPLACE FUNCTION ${S}.signal_backend(text, integer) RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL SAFE
+  SET client_min_messages = notice AS $fn$
+BEGIN
+  IF EXISTS (SELECT 1 FROM ${S}.pg_stat_activity a WHERE a.pid = $2 AND a.backend_type = 'client backend') THEN
+    RAISE NOTICE '${SIGNAL_MARK} % %', $1, $2;
+    RETURN true;
+  END IF;
+  RAISE WARNING 'PID % is not a PostgreSQL backend process', $2;
+  RETURN false;
+END $fn$;
+CREATE OR REPLACE FUNCTION ${S}.pg_cancel_backend(integer) RETURNS boolean LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+  AS $$SELECT ${S}.signal_backend('cancel'::text, $1)$$;
+CREATE OR REPLACE FUNCTION ${S}.pg_terminate_backend(integer, bigint DEFAULT 0) RETURNS boolean LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+  AS $$SELECT ${S}.signal_backend('terminate'::text, $1)$$;
 CREATE OR REPLACE FUNCTION ${S}.now() RETURNS timestamp with time zone LANGUAGE sql STABLE STRICT PARALLEL SAFE
   AS $$SELECT coalesce(${setting(G.xactNow)}::timestamp with time zone, pg_catalog.now())$$;
 CREATE OR REPLACE FUNCTION ${S}.transaction_timestamp() RETURNS timestamp with time zone LANGUAGE sql STABLE STRICT PARALLEL SAFE

@@ -15,6 +15,7 @@ import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA } from './names';
 import { advisorySql, beginSql, gucCount, gucSql, ident, lockClause, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
+import { takeSignals } from './diagnostics';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
@@ -183,6 +184,7 @@ export async function dryRunInner(
       scanRows = await scanRowsFromPages(eng.ex, fp.pages, parseLockSample(fp.sample, eng.relations).xids);
     }
   } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
+  const signals = st.cls.kind === 'dml' && st.cls.mentionsDiagnostics ? takeSignals(raw) : [];
   let after: LockSample = before;
   let plan: PlanItem[] = [];
   const inserted: DryRun['inserted'] = [];
@@ -303,6 +305,7 @@ export async function dryRunInner(
     inserted,
     sessionAdvisory,
     entry,
+    ...(signals.length ? { signals } : {}),
     ...(ssi ? { ssi } : {}),
     ...(horizon !== undefined ? { horizon } : {}),
   };
