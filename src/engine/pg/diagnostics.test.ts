@@ -7,7 +7,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startPostgres, type PgServer } from '../../oracle/server';
-import { diagnosticsDataSql, SHADOW_DDL, DIAGNOSTICS_SCHEMA, virtualTimestamp, type DiagnosticsInput } from './diagnostics';
+import {
+  diagnosticsDataSql,
+  SHADOW_DDL,
+  DIAGNOSTICS_SCHEMA,
+  SIGNAL_MARK,
+  takeSignals,
+  virtualTimestamp,
+  type DiagnosticsInput,
+} from './diagnostics';
 import { PgliteExecutor } from './executor';
 import { shadowSearchPathSql } from './shadows';
 import type { LockMode, LockRow, SessionSnapshot } from '../types';
@@ -58,6 +66,20 @@ function diagnosticsSql(input: DiagnosticsInput): string {
 
 /** The engine's search_path switch for the diagnostics shadows (pg/shadows.ts), for the transaction or the session. */
 const shadowPath = (local = true) => shadowSearchPathSql([DIAGNOSTICS_SCHEMA], local);
+
+describe('takeSignals', () => {
+  it('takes the signal notices out, in order, and leaves the others', () => {
+    const n = (message: string) => ({ severity: 'NOTICE', sqlstate: '00000', message });
+    const raw = {
+      notices: [n(`${SIGNAL_MARK} cancel 4102`), n('hello'), n(`${SIGNAL_MARK} terminate 4101`), n(`${SIGNAL_MARK} cancel x`)],
+    };
+    expect(takeSignals(raw)).toEqual([
+      { kind: 'cancel', pid: 4102 },
+      { kind: 'terminate', pid: 4101 },
+    ]);
+    expect(raw.notices.map((x) => x.message)).toEqual(['hello', `${SIGNAL_MARK} cancel x`]);
+  });
+});
 
 describe('virtualTimestamp', () => {
   it('maps virtual ms from the epoch', () => {
@@ -206,8 +228,8 @@ describe('diagnostics shadows on PGlite', () => {
       await ex.run('ROLLBACK');
       throw new Error(`${r.error.message} [${r.error.sqlstate}]`);
     }
-    // BEGIN + 11 setup statements + SET; the user's results follow; ROLLBACK last.
-    return r.results.slice(13, -1);
+    // BEGIN, SHADOW_DDL's statements, the data statement and SET; the user's results follow; ROLLBACK last.
+    return r.results.slice(SHADOW_DDL.match(/^CREATE /gm)!.length + 3, -1);
   }
 
   beforeAll(async () => {
