@@ -58,6 +58,24 @@ describe('approximation notes', () => {
     expect(ev.map((x) => x.type === 'approximation' && x.topic)).toEqual(['serializable-read-only', 'temp-table']);
   });
 
+  it('a PL/pgSQL EXCEPTION block, in a DO block or a called function, is noted; a block or function without one is not', async () => {
+    const e = await engine();
+    await e.submit(
+      's1',
+      'CREATE FUNCTION guarded() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; EXCEPTION WHEN others THEN RETURN 0; END $$',
+    );
+    await e.submit('s1', 'SELECT guarded()');
+    expect(last(e, 's1')).toEqual(['exception-block']);
+    await e.submit('s1', 'SELECT others()');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s1', 'SELECT count(*) FROM accounts');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s2', 'DO $$ BEGIN PERFORM 1; EXCEPTION WHEN others THEN NULL; END $$');
+    expect(last(e, 's2')).toEqual(['exception-block']);
+    await e.submit('s2', 'DO $$ BEGIN PERFORM 1; END $$');
+    expect(last(e, 's2')).toEqual([]);
+  });
+
   it('a statement that raised notices and then waited for a row is noted; one without notices is not', async () => {
     const e = await engine();
     await e.submit('s1', 'BEGIN');

@@ -19,7 +19,8 @@ export type ApproximationTopic =
   | 'fk-wait-rerun'
   | 'function-snapshot'
   | 'notices-wait'
-  | 'recheck-order';
+  | 'recheck-order'
+  | 'exception-block';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -39,6 +40,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: this statement waits before its foreign-key check; after the wait the simulator runs the whole statement again with a new snapshot, where PostgreSQL takes one only for the check, so rows committed meanwhile can appear.',
   'recheck-order':
     'Lockstep: this statement waited for a row another transaction then updated; PostgreSQL goes on with that row’s new version where its scan met the row, while the simulator meets the new version where it now lies, so rows come in another order (RETURNING, triggers, the order of later waits).',
+  'exception-block':
+    'Lockstep: this statement runs a PL/pgSQL block with an EXCEPTION clause (a subtransaction); the simulator does not see the rows such a block wrote once it completed, so it does not wait for other sessions’ locks on them and may not keep those writes.',
   'function-snapshot':
     'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
 };
@@ -67,6 +70,11 @@ export function calledFunctionNames(sql: string): string[] {
     return false;
   });
   return [...names];
+}
+
+/** Whether the statement is a DO block with an EXCEPTION clause. */
+export function doBlockWithException(sql: string): boolean {
+  return /\bexception\b/i.test(sql) && treeHas(sql, (o) => 'DoStmt' in o);
 }
 
 /** Whether the statement creates a temporary table (CREATE TEMP TABLE, CREATE TEMP TABLE … AS). */

@@ -14,6 +14,8 @@ export interface EngineContext extends ModelState {
   pinned: boolean;
   /** Version ids handed out to row versions statements created (see imageOps). */
   versionSeq: number;
+  /** User PL/pgSQL functions with an EXCEPTION clause, read once per catalog (null: not read yet). */
+  exceptionFunctions?: Set<string> | null;
 }
 
 /** A fresh engine context on an executor. */

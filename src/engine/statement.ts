@@ -12,8 +12,8 @@ import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure, type SsiWrite } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
-import { calledFunctionNames } from './approximations';
+import { callsExceptionFunction, callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
@@ -39,6 +39,10 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     return 'error';
   }
   noteApproximations(eng, s, st);
+  // A completed EXCEPTION block's subtransaction id leaves pg_locks before the statement ends,
+  // so the rows it wrote escape the dry run's footprint (docs/engine.md, limits).
+  if (cls.kind === 'dml' && (doBlockWithException(st.sql) || (await callsExceptionFunction(eng, st.sql))))
+    approximate(eng, s, 'exception-block');
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
   if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {

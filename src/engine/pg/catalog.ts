@@ -1,5 +1,6 @@
 /** The user catalog, sequences and housekeeping, read from PGlite. */
 import type { EngineContext } from '../context';
+import { calledFunctionNames } from '../approximations';
 import { splitKey } from '../model/util';
 import { parseCatalog, parseRelations, SEQUENCES_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
@@ -20,8 +21,24 @@ export async function callsQueryingFunction(eng: EngineContext, names: string[])
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
 }
 
+/** Whether the statement calls a user PL/pgSQL function whose body has an EXCEPTION clause (read once per catalog). */
+export async function callsExceptionFunction(eng: EngineContext, sql: string): Promise<boolean> {
+  if (!eng.exceptionFunctions) {
+    const r = await eng.ex.run(
+      `SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.oid >= 16384 AND l.lanname = 'plpgsql' AND p.prosrc ~* '\\mexception\\M'`,
+    );
+    eng.exceptionFunctions = new Set((r.results[0]?.rows ?? []).map((row) => row[0]!));
+  }
+  const known = eng.exceptionFunctions;
+  // Parse only a statement that names one of them.
+  const lower = sql.toLowerCase();
+  if (![...known].some((n) => lower.includes(n.toLowerCase()))) return false;
+  return calledFunctionNames(sql).some((n) => known.has(n));
+}
+
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
+  eng.exceptionFunctions = null;
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
