@@ -22,7 +22,7 @@ async function adHocEntry(ctx: FlowContext, session: string, sql: string): Promi
 const approximationNote: Flow = {
   name: 'approximation-note',
   title:
-    'a temporary table and SERIALIZABLE READ ONLY DEFERRABLE get the simulator’s note in the pane (en, ru, dark); READ ONLY alone (ported) and a plain statement get none',
+    'a temporary table, a PL/pgSQL EXCEPTION block and SERIALIZABLE READ ONLY DEFERRABLE get the simulator’s note in the pane (en, ru, dark); READ ONLY alone (ported) and a plain statement get none',
   async run(ctx) {
     await ctx.openLesson('classic-deadlock', 0);
     const plain = await adHocEntry(ctx, 'A', 'SELECT 1;');
@@ -32,8 +32,18 @@ const approximationNote: Flow = {
       temp.notes === 1 && /Lockstep: temporary tables are approximated/.test(temp.text),
       `no note under CREATE TEMP TABLE: "${temp.text}"`,
     );
+    const guarded = await adHocEntry(ctx, 'A', 'DO $$ BEGIN PERFORM 1; EXCEPTION WHEN others THEN NULL; END $$;');
+    assert(
+      guarded.notes === 1 && /PL\/pgSQL block with an EXCEPTION clause/.test(guarded.text),
+      `no note under a DO block with EXCEPTION: "${guarded.text}"`,
+    );
     await ctx.shot('en');
     await ctx.byTestId('lang-switch').selectOption('ru');
+    const guardedRu = await adHocEntry(ctx, 'B', 'DO $$ BEGIN PERFORM 2; EXCEPTION WHEN others THEN NULL; END $$;');
+    assert(
+      guardedRu.notes === 1 && /блок PL\/pgSQL с предложением EXCEPTION/.test(guardedRu.text),
+      `no Russian note under a DO block with EXCEPTION: "${guardedRu.text}"`,
+    );
     // READ ONLY is ported (predicate.c's read-only optimisations); only DEFERRABLE's wait is not.
     const ro = await adHocEntry(ctx, 'B', 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY;');
     assert(ro.notes === 0, `a note under BEGIN … READ ONLY, which is modelled: "${ro.text}"`);
