@@ -41,7 +41,7 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
   'recheck-order':
     'Lockstep: this statement waited for a row another transaction then updated; PostgreSQL goes on with that row’s new version where its scan met the row, while the simulator meets the new version where it now lies, so rows come in another order (RETURNING, triggers, the order of later waits).',
   'exception-block':
-    'Lockstep: this statement runs a PL/pgSQL block with an EXCEPTION clause (a subtransaction); the simulator does not see the rows such a block wrote once it completed, so it does not wait for other sessions’ locks on them and may not keep those writes.',
+    'Lockstep: this statement runs a PL/pgSQL block with an EXCEPTION clause, and its wait ended in an error; PostgreSQL raises that error inside the block, where a handler may catch it, but the simulator can raise it there only at a row the block updates or deletes, so here the error is shown uncaught.',
   'function-snapshot':
     'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
 };

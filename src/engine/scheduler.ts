@@ -1,12 +1,27 @@
 /** Running steps, waking waiters and firing timers on the virtual clock. */
 import type { EngineContext } from './context';
-import { deadlockVictim, failWaitingStep, grantWait, setSessionAdvisory } from './model/acquire';
+import {
+  cancelWaitIfAny,
+  deadlockError,
+  deadlockVictim,
+  failWaitingStep,
+  grantWait,
+  releaseTupleLocks,
+  setSessionAdvisory,
+} from './model/acquire';
 import { logLockWait, logStepMessages, timeoutLog } from './model/logLines';
 import { PG } from './model/messages';
 import type { TimerKind } from './model/timers';
 import { maybeUnpin } from './pg/replay';
 import { cancelTimers, event, queueResumes, type Sess, sess } from './state';
-import { execDml, execStatement } from './statement';
+import { epqStatement, execDml, execStatement } from './statement';
+import { approximate } from './model/approximate';
+import { EngineInternalError } from './errors';
+import type { TupleId } from './model/rowlocks';
+import { restoreSequences, sequenceStates } from './pg/catalog';
+import { dryRun } from './pg/dryRun';
+import { isInjectedError } from './pg/inject';
+import type { PgMessage } from './types';
 import { commitTxn, endTxn } from './transaction';
 import { logEntry } from './view/serverLog';
 
@@ -99,7 +114,9 @@ async function deliverSignal(eng: EngineContext, signal: { kind: 'cancel' | 'ter
   const running = !!t.step && !t.step.done;
   if (signal.kind === 'cancel') {
     if (!running) return;
-    t.step!.error = PG.userCancel(t.step!.wait?.context);
+    const error = PG.userCancel(t.step!.wait?.context);
+    if (await catchInBlock(eng, t, error)) return;
+    t.step!.error = error;
     failWaitingStep(eng, t);
     await endOfStep(eng, t);
     return;
@@ -117,6 +134,67 @@ async function deliverSignal(eng: EngineContext, signal: { kind: 'cancel' | 'ter
   } else eng.serverLog.push(...logEntry(eng.clock, t.pid, 'FATAL', fatal.message));
   if (t.txn) await endTxn(eng, t, false);
   setSessionAdvisory(eng, t, [], []);
+}
+
+/**
+ * An error raised while the statement waits (`error`: a deadlock, a timeout, a cancel), when the
+ * statement runs a PL/pgSQL block with an EXCEPTION clause and waits for a row it updates or
+ * deletes: PostgreSQL raises the error inside the block, where a handler may catch it. A dry run
+ * that raises the same error at that row (pg/inject.ts) tells whether one does. Caught, the
+ * block's subtransaction rolls back (its locks go at the next plan walk, releaseCaught), the wait
+ * ends without an error in the server log (a caught error is never reported), and the statement
+ * goes on as after a wake-up, its later dry runs raising the error again at that row. Returns
+ * false when the statement fails with the error as usual: no such block, another kind of wait
+ * (said on screen), or no handler for the error.
+ */
+async function catchInBlock(eng: EngineContext, s: Sess, error: PgMessage, caught?: () => void): Promise<boolean> {
+  const step = s.step;
+  if (!step?.catches || step.done || !step.wait) return false;
+  const w = step.wait;
+  const tuple: TupleId | undefined =
+    w.tuple ??
+    (w.tag.type === 'tuple' ? { oid: w.tag.oid, relation: w.tag.relation, block: w.tag.block, offset: w.tag.offset } : undefined);
+  const st = step.statements[step.idx];
+  // Only a block the statement runs itself is known to be around the wait: a trigger's may not be.
+  if (!tuple) {
+    if (step.catches === 'direct') approximate(eng, s, 'exception-block');
+    return false;
+  }
+  const injected = [...(step.injected ?? []), { tuple, error }];
+  const before = step.injected;
+  step.injected = injected;
+  const seqs = await sequenceStates(eng);
+  let verdict: 'caught' | 'uncaught' | 'unknown';
+  try {
+    const dry = await dryRun(eng, s, epqStatement(eng, s, st));
+    verdict = !dry.injectedFired ? 'unknown' : isInjectedError(dry.raw, error) ? 'uncaught' : 'caught';
+  } catch (e) {
+    if (!(e instanceof EngineInternalError)) throw e;
+    verdict = 'unknown';
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (verdict !== 'caught') {
+    step.injected = before;
+    if (verdict === 'unknown' && step.catches === 'direct') approximate(eng, s, 'exception-block');
+    return false;
+  }
+  caught?.();
+  step.caught = { heldFrom: step.heldFrom ?? 0 };
+  cancelTimers(eng, s, ['deadlock_timeout', 'lock_timeout']);
+  queueResumes(eng, cancelWaitIfAny(eng, s));
+  releaseTupleLocks(eng, s);
+  step.wait = undefined;
+  const outcome = await execDml(eng, s, st);
+  if (outcome === 'wait') return true;
+  if (outcome === 'error') {
+    step.done = true;
+    await endOfStep(eng, s);
+    return true;
+  }
+  step.idx++;
+  await runStep(eng, s);
+  return true;
 }
 
 /** The session's lock was granted: continue its statement. */
@@ -166,6 +244,14 @@ export async function fire(eng: EngineContext, name: string, kind: TimerKind): P
         // CheckDeadLock takes the victim off the queue (waking those behind it) before ProcSleep logs.
         queueResumes(eng, eng.lm.cancelWait(s.proc));
         logLockWait(eng, s, w, 'detected-deadlock');
+        const found = deadlockError(eng, s, r.report, w.context, w.position);
+        if (
+          await catchInBlock(eng, s, found.error, () => {
+            eng.lastDeadlock = { cycle: found.cycle, victim: s.name, atMs: eng.clock };
+            event(eng, { type: 'deadlock', atMs: eng.clock, victim: s.name, cycle: found.cycle });
+          })
+        )
+          return;
         deadlockVictim(eng, s, r.report, w.context, w.position);
         await endOfStep(eng, s);
         return;
@@ -179,7 +265,9 @@ export async function fire(eng: EngineContext, name: string, kind: TimerKind): P
     }
     case 'lock_timeout': {
       if (!step?.wait) return;
-      step.error = { ...PG.lockTimeout(step.wait.context), ...(step.wait.position ? { position: step.wait.position } : {}) };
+      const error = { ...PG.lockTimeout(step.wait.context), ...(step.wait.position ? { position: step.wait.position } : {}) };
+      if (await catchInBlock(eng, s, error, () => event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind }))) return;
+      step.error = error;
       timeoutLog(eng, s, step.error);
       event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind });
       failWaitingStep(eng, s);
@@ -188,7 +276,9 @@ export async function fire(eng: EngineContext, name: string, kind: TimerKind): P
     }
     case 'statement_timeout': {
       if (!step || step.done) return;
-      step.error = PG.statementTimeout(step.wait?.context);
+      const error = PG.statementTimeout(step.wait?.context);
+      if (await catchInBlock(eng, s, error, () => event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind }))) return;
+      step.error = error;
       timeoutLog(eng, s, step.error);
       event(eng, { type: 'timeout', atMs: eng.clock, session: name, kind });
       failWaitingStep(eng, s);

@@ -88,6 +88,11 @@ export interface Wait {
   context?: string;
   /** parser_errposition of a table lock taken in parse analysis: "at character N" on the wait's log lines and errors. */
   position?: number;
+  /**
+   * The xid waited for was a subtransaction's that rolled back (releaseCaught): the wait ended
+   * without the lock being granted.
+   */
+  ended?: boolean;
   /** The deadlock check ran during this wait (ProcSleep's deadlock_state != DS_NOT_YET_CHECKED): a grant is logged. */
   checked?: boolean;
 }
@@ -138,6 +143,24 @@ export interface RunningStep {
    * a failure to lock it (the wait's, past its XactLockTableWait line): pg/rowChanged.ts.
    */
   xactRowWait?: { tuple: TupleId; context?: string };
+  /**
+   * The current statement runs a PL/pgSQL block with an EXCEPTION clause: an error raised while
+   * it waits (a deadlock, a timeout, a cancel) may be caught there (catchInBlock).
+   */
+  catches?: 'direct' | 'trigger';
+  /**
+   * Errors the current statement's EXCEPTION blocks caught, each at the row it was waiting for:
+   * its dry runs raise each one again the first time the statement reaches that row, so PGlite
+   * takes the handler's path (pg/inject.ts).
+   */
+  injected?: { tuple: TupleId; error: PgMessage }[];
+  /**
+   * The statement's wait ended in a caught error: its next plan walk lets go of the locks it took
+   * that its new plan no longer has (the failed block's, released with its subtransaction).
+   */
+  caught?: { heldFrom: number };
+  /** How many of the transaction's held locks there were when the current statement started. */
+  heldFrom?: number;
   /** Where this step touched something the simulator approximates (approximations.ts). */
   approximations?: ApproximationTopic[];
   done: boolean;

@@ -39,10 +39,20 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     return 'error';
   }
   noteApproximations(eng, s, st);
-  // A completed EXCEPTION block's subtransaction id leaves pg_locks before the statement ends,
-  // so the rows it wrote escape the dry run's footprint (docs/engine.md, limits).
-  if (cls.kind === 'dml' && (doBlockWithException(st.sql) || (await callsExceptionFunction(eng, st.sql))))
-    approximate(eng, s, 'exception-block');
+  // An error raised while the statement waits may be caught by its EXCEPTION block (catchInBlock).
+  // 'direct': a DO block or a called function has one; 'trigger': a user function with one
+  // exists, which a trigger the statement fires may be.
+  step.catches =
+    cls.kind !== 'dml'
+      ? undefined
+      : doBlockWithException(st.sql) || (await callsExceptionFunction(eng, st.sql))
+        ? 'direct'
+        : eng.exceptionFunctions?.size
+          ? 'trigger'
+          : undefined;
+  step.injected = undefined;
+  step.caught = undefined;
+  step.heldFrom = s.txn?.held.length ?? 0;
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
   if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {

@@ -17,6 +17,7 @@ import { sameTag } from './util';
 import type { ParsedStatement } from '../sql';
 import { cancelTimers, DATABASE_OID, event, type ModelState, queueResumes, type Sess, sess, type Wait } from '../state';
 import { messageEntry } from '../view/serverLog';
+import type { PgMessage } from '../types';
 
 /** A 40001 from SSI: the statement fails and the (sub)transaction aborts. */
 export function ssiError(eng: ModelState, s: Sess, e: unknown, context?: string): 'error' {
@@ -38,6 +39,7 @@ export function walkPlan(
   const txn = s.txn!;
   const depth = txn.savepoints.length;
   const cls = st.cls.kind === 'dml' ? st.cls : undefined;
+  if (step.caught) releaseCaught(eng, s, dry.plan);
   releaseStaleTupleLocks(eng, s, dry.plan);
   // The keys this walk has found free so far: in the indexes once a later key waits.
   const passed: Extract<PlanItem, { kind: 'key' }>[] = [];
@@ -238,6 +240,67 @@ export function handleAcquire(
   return 'wait';
 }
 
+/**
+ * A wait that ended in an error an EXCEPTION block caught (catchInBlock): the block's
+ * subtransaction rolled back and let go of what it had locked (AbortSubTransaction releases its
+ * heavyweight locks; its row locks carry an aborted xid). The statement's plan after the handler
+ * holds what the rest of the statement takes; what the statement had taken before that the plan
+ * no longer has was the block's.
+ */
+function releaseCaught(eng: ModelState, s: Sess, plan: PlanItem[]): void {
+  const step = s.step!;
+  const txn = s.txn!;
+  const from = step.caught!.heldFrom;
+  step.caught = undefined;
+  for (let i = txn.held.length - 1; i >= from; i--) {
+    const h = txn.held[i];
+    if (h.tag.type !== 'relation' && h.tag.type !== 'advisory') continue;
+    if (plan.some((p) => (p.kind === 'rel' || p.kind === 'adv') && sameTag(p.tag, h.tag) && p.mode === h.mode)) continue;
+    txn.held.splice(i, 1);
+    queueResumes(eng, eng.lm.release(s.proc, h.tag, h.mode));
+  }
+  const rows = step.rowsBeforeWait ?? [];
+  const kept = rows.filter((r) =>
+    plan.some(
+      (p) => p.kind === 'row' && p.tuple.oid === r.tuple.oid && p.tuple.block === r.tuple.block && p.tuple.offset === r.tuple.offset,
+    ),
+  );
+  const gone = new Set<string>();
+  for (const r of rows)
+    if (!kept.includes(r)) {
+      eng.rows.releaseTuple(r.tuple, s.name);
+      gone.add(`${r.tuple.oid}:${r.tuple.block}:${r.tuple.offset}`);
+    }
+  step.rowsBeforeWait = kept.length ? kept : undefined;
+  // Whoever waits for one of those rows waited for the block's subtransaction id, which is no
+  // longer in progress: XactLockTableWait returns and the waiter goes on (its wait ends here, the
+  // lock model's xid lock being the transaction's).
+  for (const o of eng.sessions.values()) {
+    const w = o.step?.wait;
+    if (!w || w.holder !== s.name || w.tag.type !== 'transactionid' || !w.tuple) continue;
+    if (!gone.has(`${w.tuple.oid}:${w.tuple.block}:${w.tuple.offset}`)) continue;
+    if (eng.lm.waitingFor(o.proc)) queueResumes(eng, eng.lm.cancelWait(o.proc));
+    w.ended = true;
+    queueResumes(eng, [o.proc]);
+  }
+}
+
+/** The error the deadlock victim gets: 40P01 with DeadLockReport's DETAIL, and the cycle. */
+export function deadlockError(
+  eng: ModelState,
+  s: Sess,
+  report: Parameters<typeof deadlockDetail>[0],
+  context?: string,
+  position?: number,
+): { error: PgMessage; cycle: string[] } {
+  const shown = { edges: report.edges.map((e) => ({ ...e, tag: presentTag(eng, e.tag) })) };
+  const detail = deadlockDetail(shown, (p) => sess(eng, p).pid, DATABASE_OID);
+  return {
+    error: { ...PG.deadlock(detail, context), ...(position ? { position } : {}) },
+    cycle: report.edges.map((e) => e.waiter as string),
+  };
+}
+
 /** The session is the deadlock victim: 40P01 with DeadLockReport's DETAIL, logged, and its wait ends. */
 export function deadlockVictim(
   eng: ModelState,
@@ -247,10 +310,9 @@ export function deadlockVictim(
   position?: number,
 ): void {
   const step = s.step!;
-  const shown = { edges: report.edges.map((e) => ({ ...e, tag: presentTag(eng, e.tag) })) };
-  const detail = deadlockDetail(shown, (p) => sess(eng, p).pid, DATABASE_OID);
-  step.error = { ...PG.deadlock(detail, context), ...(position ? { position } : {}) };
-  const cycle = report.edges.map((e) => e.waiter as string);
+  const { error, cycle } = deadlockError(eng, s, report, context, position);
+  const detail = error.detail!;
+  step.error = error;
   eng.lastDeadlock = { cycle, victim: s.name, atMs: eng.clock };
   event(eng, { type: 'deadlock', atMs: eng.clock, victim: s.name, cycle });
   // DeadLockReport's errdetail_log adds each process's query to the DETAIL the client gets.
@@ -382,7 +444,7 @@ export function grantWait(eng: ModelState, s: Sess): Wait {
   if (w.checked) logLockWait(eng, s, w, 'acquired');
   if (w.tag.type === 'transactionid') {
     // XactLockTableWait takes the ShareLock only to sleep; it lets go at once.
-    eng.lm.release(s.proc, w.tag, 'ShareLock');
+    if (!w.ended) eng.lm.release(s.proc, w.tag, 'ShareLock');
     // Under REPEATABLE READ the re-run imports the transaction's snapshot, so PostgreSQL itself
     // reports 40001 ("concurrent update" / "concurrent delete") for a row changed meanwhile.
   } else if (w.tag.type !== 'tuple') {

@@ -88,6 +88,8 @@ export interface DryRun {
   sessionAdvisory: { key1: number; key2: number; field4: 1 | 2; mode: LockMode; count: number }[] | null;
   /** pg_cancel_backend / pg_terminate_backend calls on simulated sessions, by pid. */
   signals?: { kind: 'cancel' | 'terminate'; pid: number }[];
+  /** How many of the statement's injected errors (pg/inject.ts) this run raised. */
+  injectedFired?: number;
   /** What to append to the session's transaction log (null: nothing to replay). */
   entry: LogEntry | null;
   /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */

@@ -3,6 +3,8 @@
  * as row images (what it did to tuples). pg/replay.ts turns a log into replay SQL.
  */
 import type { LockMode, LockTag, RowLockMode } from './locks/types';
+import type { TupleId } from './rowlocks';
+import type { PgMessage } from '../types';
 
 /** A tuple: a committed version (`ctid` is its ctid) or one of the session's own versions (`ctid` holds its version id). */
 export interface TupleRef {
@@ -21,4 +23,13 @@ export type ImageOp =
   | { op: 'advisory'; tag: LockTag & { type: 'advisory' }; mode: LockMode };
 
 /** One entry of a session's transaction log. */
+/**
+ * An error an EXCEPTION block of a statement caught while it waited, raised again at the row it
+ * waited for whenever the statement runs in PGlite (pg/inject.ts).
+ */
+export interface Injection {
+  tuple: TupleId;
+  error: PgMessage;
+}
+
 export type LogEntry = { kind: 'sql'; sql: string; command: string } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };

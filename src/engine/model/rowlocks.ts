@@ -74,6 +74,15 @@ export class RowLockTable {
     }
   }
 
+  /** Drops a session's locks on one tuple (a rolled-back subtransaction the model does not track took them). */
+  releaseTuple(t: TupleId, session: string): void {
+    const k = tupleKey(t);
+    const e = this.rows.get(k);
+    if (!e) return;
+    e.holders = e.holders.filter((h) => h.session !== session);
+    if (!e.holders.length) this.rows.delete(k);
+  }
+
   /** Moves a session's locks deeper than `depth` up to `depth` (RELEASE SAVEPOINT). */
   merge(session: string, depth: number): void {
     for (const e of this.rows.values()) for (const h of e.holders) if (h.session === session && h.depth > depth) h.depth = depth;

@@ -16,10 +16,11 @@ import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueK
 import { CTID_MAP, INTERNAL_SCHEMA } from './names';
 import { advisorySql, beginSql, gucCount, gucSql, ident, lockClause, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
 import { takeSignals } from './diagnostics';
+import { injectionSql, takeInjectionMarkers } from './inject';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
-import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint } from './pageScan';
+import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, type SubcommittedScan } from './pageScan';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { RawResult } from '../types';
@@ -121,6 +122,13 @@ export async function dryRunInner(
     shadow.sql = `${prelude.sql}${shadow.sql}`;
     shadow.count += prelude.count;
   }
+  // Errors an EXCEPTION block of the statement caught while it waited are raised again where they were (inject.ts).
+  const injections = s.step?.injected ?? [];
+  if (injections.length) {
+    const inj = injectionSql(injections, (n) => relSql(eng, n));
+    shadow.sql = `${inj.sql}${shadow.sql}`;
+    shadow.count += inj.count;
+  }
   // With nothing replayed (no open work, no session-level advisory lock, no shadow data) the
   // transaction holds no lock the sample reads before the statement runs: it is not taken.
   const sampleBefore = txn.log.length > 0 || advisoryPrefix !== '' || shadow.sql !== '' || txn.isolation === 'serializable';
@@ -174,6 +182,7 @@ export async function dryRunInner(
   let order = false;
   let afterRows: (string | null)[][] | undefined;
   let scanRows: (string | null)[][] | undefined;
+  const sub: SubcommittedScan = { after: 0, subcommitted: new Set() };
   if (merged) {
     const notices = all.noticesFrom('statement');
     raw = all.error ? { results: [], error: all.error, notices } : { results: [all.get('statement')!], notices };
@@ -181,10 +190,16 @@ export async function dryRunInner(
     if (scanAlong && afterRows) {
       const fp = splitFootprint(afterRows);
       afterRows = fp.sample;
-      scanRows = await scanRowsFromPages(eng.ex, fp.pages, parseLockSample(fp.sample, eng.relations).xids);
+      const xids = parseLockSample(fp.sample, eng.relations).xids;
+      scanRows = await scanRowsFromPages(eng.ex, fp.pages, xids, subScan(before.xids, xids, sub));
     }
   } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
   const signals = st.cls.kind === 'dml' && st.cls.mentionsDiagnostics ? takeSignals(raw) : [];
+  const injectedFired = injections.length ? takeInjectionMarkers(raw) : 0;
+  // A statement replayed as SQL (a DO block) whose block caught an error would take the other
+  // path when replayed later, once the row it waited for has changed: its effects are kept as
+  // row images instead.
+  const images = recordsImage(st) || (injections.length > 0 && st.cls.kind === 'dml');
   let after: LockSample = before;
   let plan: PlanItem[] = [];
   const inserted: DryRun['inserted'] = [];
@@ -204,7 +219,13 @@ export async function dryRunInner(
     assignsXid = stmtXids.size > 0;
     const ownXids = new Set([...before.xids]);
     let touched: Awaited<ReturnType<typeof decodeTuples>> = { touched: [], inserted: [] };
-    if (stmtXids.size && !scanRows) scanRows = (await eng.ex.run(TUPLE_SCAN_SQL)).results[0]?.rows;
+    if (stmtXids.size && !scanRows) {
+      // A plain SELECT that took an xid: a function it called wrote or locked rows, maybe inside
+      // an EXCEPTION block, so the scan looks for ended subtransactions too.
+      const fp = splitFootprint((await eng.ex.run(FOOTPRINT_SQL)).results[0]?.rows ?? []);
+      scanRows = await scanRowsFromPages(eng.ex, fp.pages, after.xids, subScan(before.xids, after.xids, sub));
+    }
+    for (const x of sub.subcommitted) stmtXids.add(x);
     if (stmtXids.size) touched = await decodeTuples(eng.ex, scanRows ?? [], stmtXids, ownXids);
     const byTable = groupBy(touched.inserted, (t) => t.relation);
     // The rest of the dry run's reads in one round trip; the rollback rides along unless
@@ -217,6 +238,7 @@ export async function dryRunInner(
       byTable,
       touched.touched.some((t) => t.own),
       end,
+      images,
     );
     // Unique keys of the tuples this statement created (new row versions included).
     for (const [table, list] of byTable) {
@@ -250,7 +272,7 @@ export async function dryRunInner(
     plan = buildPlan(eng, st, before, after, others);
     for (const t of others) if (t.newCtid) created.set(`${t.oid}:(${t.block},${t.offset})`, t.newCtid);
     // Under the kept statement snapshot a lock can land on an old version (pg/stmtSnapshot.ts).
-    if (recordsImage(st))
+    if (images)
       ops = await imageOps(eng, run, touched.touched, touched.inserted, plan, usesStatementSnapshot(txn.isolation, s.step?.stmtSnapshot));
     if (txn.sx) {
       ssi = await ssiFootprint(eng, before, after, touched);
@@ -293,7 +315,7 @@ export async function dryRunInner(
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';
-    if (recordsImage(st)) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
+    if (images) entry = ops.length ? { kind: 'image', ops, command, sql: st.sql } : null;
     else entry = { kind: 'sql', sql: st.sql, command };
   }
   // The dry run's own (top-level) xid: every version committed before it ran has a smaller xmin.
@@ -306,9 +328,23 @@ export async function dryRunInner(
     sessionAdvisory,
     entry,
     ...(signals.length ? { signals } : {}),
+    ...(injectedFired ? { injectedFired } : {}),
     ...(ssi ? { ssi } : {}),
     ...(horizon !== undefined ? { horizon } : {}),
   };
+}
+
+/**
+ * The subtransaction scan of a dry run whose statement took an xid (`sub`, filled in), or none:
+ * the statement's xids are those `after` lists and `before` did not; every xid it assigned is
+ * larger than the smallest of them.
+ */
+function subScan(before: Set<number>, after: Set<number>, sub: SubcommittedScan): SubcommittedScan | undefined {
+  let first = Infinity;
+  for (const x of after) if (!before.has(x) && x < first) first = x;
+  if (first === Infinity) return undefined;
+  sub.after = first;
+  return sub;
 }
 
 /** The replay's own versions: "rel:current ctid" → the version id they were recorded under. */
@@ -334,6 +370,7 @@ export async function prefetch(
   created: Map<string, { ctid: string }[]>,
   ownTouched: boolean,
   end?: string,
+  images = recordsImage(st),
 ): Promise<void> {
   const sqls: string[] = [];
   const derived: { keys: string; values: string; cat: CatalogTable }[] = [];
@@ -344,7 +381,7 @@ export async function prefetch(
       cat,
       list.map((t) => t.ctid),
     );
-    const values = recordsImage(st) ? valuesSql(cat, list) : null;
+    const values = images ? valuesSql(cat, list) : null;
     if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c))))
       derived.push({ keys, values, cat });
     else if (keys) sqls.push(keys);

@@ -22,8 +22,14 @@ import { INTERNAL_SCHEMA } from './names';
 import { riCheckQuery } from './probes';
 import { ident, relSql } from './replay';
 
-/** The probe's SQLSTATE: no PostgreSQL error has it. */
-const PROBE_SQLSTATE = 'LSWPR';
+/**
+ * The probe's SQLSTATE: assert_failure, which a PL/pgSQL handler for OTHERS does not catch
+ * (exception_matches_conditions leaves it, like query_canceled, to a handler that names it), so
+ * a block with an EXCEPTION clause around the row does not swallow the probe. Its message starts
+ * with PROBE_PREFIX.
+ */
+const PROBE_SQLSTATE = 'P0004';
+const PROBE_PREFIX = 'lockstep-probe ';
 const PROBE_FUNCTION = `${INTERNAL_SCHEMA}.wait_probe`;
 /** Sorts before any name a user writes, so the probe fires first, as the row lock comes before every BEFORE trigger (GetTupleForTrigger). */
 const PROBE_TRIGGER = '" lockstep_wait_probe"';
@@ -45,7 +51,7 @@ export function probeSql(tuple: TupleId, rel = ident(tuple.relation)): { sql: st
 DECLARE hit boolean;
 BEGIN
   EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
-  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = TG_OP; END IF;
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}' || TG_OP; END IF;
   RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END $lockstep$;
 CREATE TRIGGER ${PROBE_TRIGGER} BEFORE UPDATE OR DELETE ON ${rel} FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}('${ctid}');
@@ -60,7 +66,7 @@ BEGIN
   END IF;
   EXECUTE pg_catalog.format('SELECT pg_catalog.to_jsonb(p) FROM ONLY %s p WHERE p.ctid = %L::tid', TG_ARGV[0], TG_ARGV[1]) INTO parent;
   SELECT pg_catalog.bool_and(pg_catalog.to_jsonb(NEW) -> u.f = parent -> u.r) INTO hit FROM unnest(TG_ARGV[2]::text[], TG_ARGV[3]::text[]) AS u(f, r);
-  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = 'FK ' || TG_RELID::oid::text; END IF;
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}FK ' || TG_RELID::oid::text; END IF;
   RETURN NEW;
 END $lockstep$;
 DO $lockstep$
@@ -92,12 +98,12 @@ END $lockstep$;
 export function probeStack(
   error: { sqlstate: string; message: string; context?: string } | undefined,
 ): { op: string; stack: string } | undefined {
-  if (error?.sqlstate !== PROBE_SQLSTATE) return undefined;
+  if (error?.sqlstate !== PROBE_SQLSTATE || !error.message.startsWith(PROBE_PREFIX)) return undefined;
   const lines = (error.context ?? '').split('\n');
   const own = lines.findIndex(
     (l) => l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}(`) || l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}_fk(`),
   );
-  return { op: error.message, stack: lines.slice(own + 1).join('\n') };
+  return { op: error.message.slice(PROBE_PREFIX.length), stack: lines.slice(own + 1).join('\n') };
 }
 
 /** The statement's stack when it reaches `tuple` (probeStack), from a probe dry run. */

@@ -95,14 +95,36 @@ export class HexPage {
 }
 
 /**
+ * A scan that also finds the rows a statement's ended subtransactions wrote or locked: a
+ * PL/pgSQL block with an EXCEPTION clause runs its body in a subtransaction, whose xid leaves
+ * pg_locks when the block completes (CommitSubTransaction's XactLockTableDelete) while its row
+ * versions and row locks stay the transaction's. `after`: the statement's first xid (every xid
+ * it assigns is larger, and in the single-user PGlite no other transaction assigns one meanwhile);
+ * `subcommitted` receives those that committed into the transaction.
+ */
+export interface SubcommittedScan {
+  after: number;
+  subcommitted: Set<number>;
+}
+
+/**
  * The tuple scan's rows (tupleScanSql's columns: oid, relname, blk, lp, xmin, xmax, infomask,
  * infomask2, ctid, multixact members) from raw pages: tuples whose xmin is one of `xids`, or
  * whose xmax is valid and one of `xids` or a multixact, in (oid, blk, lp) order. Members of the
  * multixacts are read in one query (the scan's per-row subquery, pg_get_multixact_members order).
  */
-export async function scanRowsFromPages(ex: PgliteExecutor, pages: RawPage[], xids: Set<number>): Promise<(string | null)[][]> {
+export async function scanRowsFromPages(
+  ex: PgliteExecutor,
+  pages: RawPage[],
+  xids: Set<number>,
+  sub?: SubcommittedScan,
+): Promise<(string | null)[][]> {
   const rows: (string | null)[][] = [];
   const multis: string[] = [];
+  // Xids newer than the statement's first one that pg_locks no longer lists: subtransactions of
+  // the statement that have ended (see SubcommittedScan). Which of them committed is asked below.
+  const later = (x: number) => sub !== undefined && x > sub.after && !xids.has(x);
+  const candidates = new Set<number>();
   const sorted = [...pages].sort((a, b) => Number(a.oid) - Number(b.oid) || Number(a.blk) - Number(b.blk));
   for (const p of sorted) {
     const page = new HexPage(p.hex);
@@ -124,7 +146,11 @@ export async function scanRowsFromPages(ex: PgliteExecutor, pages: RawPage[], xi
       const infomask = page.u16(off + 20);
       const xmaxValid = (infomask & HEAP_XMAX_INVALID) === 0;
       const multi = xmaxValid && (infomask & HEAP_XMAX_IS_MULTI) !== 0;
-      if (!(xids.has(xmin) || (xmaxValid && (xids.has(xmax) || (infomask & HEAP_XMAX_IS_MULTI) !== 0)))) continue;
+      const xminLater = later(xmin);
+      const xmaxLater = xmaxValid && !multi && later(xmax);
+      if (!(xids.has(xmin) || xminLater || xmaxLater || (xmaxValid && (xids.has(xmax) || multi)))) continue;
+      if (xminLater) candidates.add(xmin);
+      if (xmaxLater) candidates.add(xmax);
       if (multi) multis.push(String(xmax));
       rows.push([
         p.oid,
@@ -139,6 +165,24 @@ export async function scanRowsFromPages(ex: PgliteExecutor, pages: RawPage[], xi
         multi ? String(xmax) : null,
       ]);
     }
+  }
+  if (candidates.size && sub) {
+    // pg_xact_status says 'in progress' for a subtransaction that committed into this one
+    // (TransactionIdIsCurrentTransactionId) and 'aborted' for one rolled back: its writes and
+    // row locks are gone, as if never made. The xid8 carries the current epoch.
+    for (const [x, status] of await ex.must(
+      `SELECT u.x::text, pg_catalog.pg_xact_status((((pg_catalog.pg_current_xact_id()::text::int8 >> 32) << 32) | u.x::text::int8)::text::xid8)
+       FROM pg_catalog.unnest('{${[...candidates].join(',')}}'::xid[]) AS u(x)`,
+    ))
+      if (status === 'in progress') sub.subcommitted.add(Number(x));
+    const gone = (x: string | null) => candidates.has(Number(x)) && !sub.subcommitted.has(Number(x));
+    const kept = rows.filter((r) => {
+      const [, , , , xmin, xmax, , , , multi] = r;
+      const mine = (x: string | null) => xids.has(Number(x)) || sub.subcommitted.has(Number(x));
+      return mine(xmin) || (multi !== null ? true : mine(xmax)) || !(gone(xmin) || gone(xmax));
+    });
+    rows.length = 0;
+    rows.push(...kept);
   }
   if (multis.length) {
     const members = new Map<string, string | null>();

@@ -1,0 +1,70 @@
+/**
+ * Errors caught by a PL/pgSQL EXCEPTION block while the statement waited.
+ *
+ * A block with an EXCEPTION clause runs its body in a subtransaction. When a statement in that
+ * body waits for a row and the wait ends in an error (the deadlock detector picks it as the
+ * victim, lock_timeout or statement_timeout fires, a cancel arrives), PostgreSQL raises the error
+ * inside the block: a handler for its SQLSTATE catches it, the subtransaction rolls back (with the
+ * rows the body wrote and the locks it took) and the function goes on in the handler. PGlite never
+ * waits, so the engine makes it take the same path: the statement's dry runs carry a BEFORE ROW
+ * trigger on the waited row's table that raises that very error (SQLSTATE, message, DETAIL,
+ * HINT) the first time the statement reaches the row. Whether the handler caught it is then
+ * PGlite's answer. The trigger also sends a marker notice, which the dry run strips, so the engine
+ * knows the error was raised at all (a row locked by SELECT … FOR UPDATE fires no trigger).
+ */
+import type { Injection } from '../model/log';
+import type { PgMessage, RawResult } from '../types';
+import { INTERNAL_SCHEMA } from './names';
+import { ident, literal } from './replay';
+
+/** The marker notice's text, followed by the injection's number. */
+const MARKER = 'lockstep-injected';
+
+/**
+ * SQL run inside a dry run (rolled back with it) that raises each injection's error the first
+ * time the statement updates or deletes its row. A sequence counts the hits: nextval is not
+ * rolled back with the block's subtransaction, so a handler that tries again reaches the row
+ * without the error (and the engine's lock model decides whether it waits again).
+ */
+export function injectionSql(injections: readonly Injection[], rel: (name: string) => string = ident): { sql: string; count: number } {
+  const parts = injections.map((inj, i) => {
+    const fn = `${INTERNAL_SCHEMA}.inject_${i}`;
+    const seq = `${INTERNAL_SCHEMA}.inject_seq_${i}`;
+    const trigger = `" lockstep_inject_${i}"`;
+    const table = rel(inj.tuple.relation);
+    const e = inj.error;
+    const using = [
+      `ERRCODE = ${literal(e.sqlstate)}`,
+      `MESSAGE = ${literal(e.message)}`,
+      ...(e.detail !== undefined ? [`DETAIL = ${literal(e.detail)}`] : []),
+      ...(e.hint !== undefined ? [`HINT = ${literal(e.hint)}`] : []),
+    ].join(', ');
+    return `CREATE SEQUENCE ${seq};
+CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
+DECLARE hit boolean;
+BEGIN
+  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
+  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
+    RAISE NOTICE '${MARKER} ${i}';
+    RAISE EXCEPTION USING ${using};
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $lockstep$;
+CREATE TRIGGER ${trigger} BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}('(${inj.tuple.block},${inj.tuple.offset})');
+ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
+`;
+  });
+  return { sql: parts.join(''), count: 4 * injections.length };
+}
+
+/** Takes the injections' marker notices out of a dry run's result; returns how many there were. */
+export function takeInjectionMarkers(raw: RawResult): number {
+  const before = raw.notices.length;
+  raw.notices = raw.notices.filter((n) => !(n.sqlstate === '00000' && n.message.startsWith(`${MARKER} `)));
+  return before - raw.notices.length;
+}
+
+/** Whether a dry run's error is the injected one itself, not caught by any handler. */
+export function isInjectedError(raw: RawResult, error: PgMessage): boolean {
+  return raw.error?.sqlstate === error.sqlstate && raw.error.message === error.message;
+}
