@@ -121,6 +121,54 @@ export function restrictParenthesized(
   return null;
 }
 
+/** The name of the column tagOrder appends (no user column can clash with a leading space). */
+export const ORDER_COLUMN = ' lockstep_order';
+
+/**
+ * The statement with one more output column, last: the ctid of the row version its scan found,
+ * so the engine can put a re-run's rows back in the order PostgreSQL's scan met them. After a
+ * wait, PostgreSQL goes on with the newest version of the row where its scan met the old one
+ * (EvalPlanQual); the re-run, a new scan, meets it where it now lies, usually last. UPDATE and
+ * DELETE return `old.ctid` (PostgreSQL 18's RETURNING OLD) after their RETURNING list; a locking
+ * SELECT without ORDER BY returns the target's ctid after its select list. Null when the
+ * statement has no such list, or names `old` itself.
+ */
+export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', target: string): string | null {
+  if (/\bold\b/i.test(sql)) return null;
+  let tokens: SqlToken[];
+  try {
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
+  } catch {
+    return null;
+  }
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  const col = `"${ORDER_COLUMN}"`;
+  let depth = 0;
+  let returning = false;
+  let from = -1;
+  let ordered = false;
+  let end = bytes.length;
+  for (const t of tokens) {
+    const word = t.text.toUpperCase();
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth === 0) {
+      if (word === 'RETURNING') returning = true;
+      else if (word === 'FROM' && from < 0) from = t.start;
+      else if (word === 'ORDER') ordered = true;
+      else if (t.text === ';') end = Math.min(end, t.start);
+    }
+  }
+  if (verb === 'select') {
+    if (from < 0 || ordered) return null;
+    return `${slice(0, from).trimEnd()}, ${quote(target)}.ctid::text AS ${col} ${slice(from, bytes.length)}`;
+  }
+  if (!returning) return null;
+  return `${slice(0, end).trimEnd()}, old.ctid::text AS ${col}${slice(end, bytes.length)}`;
+}
+
 function quote(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
 }

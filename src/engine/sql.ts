@@ -158,6 +158,8 @@ function executeArgs(sql: string): string[] {
 export interface ParsedStatement {
   sql: string;
   cls: Classified;
+  /** An EvalPlanQual re-run that returns one more column, last: the found version's ctid (epq.ts, tagOrder). */
+  orderTag?: boolean;
 }
 
 /** Thrown when the text does not parse; the engine then lets PostgreSQL word the error. */

@@ -1,6 +1,6 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
-import { restrictCte, restrictToTuples } from './epq';
+import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
 import { mainQueryOf } from './mainQuery';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
@@ -371,7 +371,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     return outcome;
   }
   if (st !== original) lockRecheckedVersions(eng, s, st, dry);
-  if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
+  if (st.orderTag) {
+    const reordered = recheckReordered(s, dry);
+    // Rows back in the scan's order; row triggers (an audit table's serial numbers) still ran in the re-run's.
+    const restored = restoreScanOrder(s, dry);
+    const relname = st.cls.kind === 'dml' ? st.cls.target?.relname : undefined;
+    const target = relname ? eng.catalog.find((c) => c.name === relname) : undefined;
+    if (reordered && (!restored || target?.triggersOrRules)) approximate(eng, s, 'recheck-order');
+  } else if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
   const sx = s.txn?.sx;
   // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's
   // error) come first. A statement waiting for a row of its own runs its triggers (foreign-key
@@ -687,5 +694,39 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   const verb = st.cls.verb;
   if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
   const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
-  return sql ? { sql, cls: st.cls } : st;
+  if (!sql) return st;
+  // One target table, scanned in its own order: the rows can be put back where the scan met them.
+  const tagged =
+    st.cls.relations.length === 1 && !st.cls.currentOf && st.cls.waitPolicy !== 'skip' ? tagOrder(sql, verb, st.cls.target.ref) : null;
+  return tagged ? { sql: tagged, cls: st.cls, orderTag: true } : { sql, cls: st.cls };
+}
+
+/**
+ * An order-tagged re-run's rows (epq.ts, tagOrder): the tag column comes off, and when every row
+ * is one the scan first found, rows and plan go back to the order the scan met them in. Returns
+ * whether that order is now the first scan's.
+ */
+function restoreScanOrder(s: Sess, dry: DryRun): boolean {
+  const result = dry.raw.results.at(-1);
+  const epq = s.step?.epq;
+  if (!result?.columns?.length || result.columns.at(-1) !== ORDER_COLUMN) return false;
+  result.columns = result.columns.slice(0, -1);
+  const rows = result.rows ?? [];
+  const tags = rows.map((r) => r.at(-1) ?? '');
+  result.rows = rows.map((r) => r.slice(0, -1));
+  if (!epq) return false;
+  const rank = (ctid: string) => epq.ctids.indexOf(ctid);
+  if (tags.some((c) => rank(c) < 0)) return false;
+  const order = result.rows.map((_, i) => i).sort((a, b) => rank(tags[a]) - rank(tags[b]));
+  result.rows = order.map((i) => result.rows![i]);
+  // The plan's rows of the target, too: later waits come in the scan's order.
+  const slots = dry.plan.flatMap((p, i) => (p.kind === 'row' && p.tuple.oid === epq.oid ? [i] : []));
+  const items = slots.map((i) => dry.plan[i] as Extract<PlanItem, { kind: 'row' }>);
+  const key = (p: Extract<PlanItem, { kind: 'row' }>) => {
+    const r = rank(`(${p.tuple.block},${p.tuple.offset})`);
+    return r < 0 ? Number.MAX_SAFE_INTEGER : r;
+  };
+  const sorted = items.map((p, i) => ({ p, i })).sort((a, b) => key(a.p) - key(b.p) || a.i - b.i);
+  slots.forEach((slot, k) => (dry.plan[slot] = sorted[k].p));
+  return true;
 }
