@@ -3,7 +3,8 @@
  * tests/explore/ scenario (default transfer-3x4-unordered) for at most N orders (default all)
  * with timing wrappers around the SimDriver's calls and every PGlite round trip, and prints ms
  * and round trips per order by phase (begin, send, poll, end), the kinds of the orders run and,
- * with SQL=1, the most frequent round trips by phase. FULL=1 runs stalled orders to the end.
+ * with SQL=1, the most frequent round trips by phase (calls and ms per order). FULL=1 runs
+ * stalled orders to the end.
  * Usage: npx tsx scripts/explore-profile.ts [scenario] [N]
  */
 import { SimDriver } from '../src/sim/simDriver';
@@ -53,14 +54,17 @@ for (const m of ['begin', 'send', 'poll', 'end']) {
 const ex = (driver as unknown as { ex: PgliteExecutor }).ex;
 const run = ex.run.bind(ex);
 const sqls: Record<string, number> = {};
+const sqlMs: Record<string, number> = {};
 ex.run = async (sql: string) => {
   const t0 = performance.now();
   try {
     return await run(sql);
   } finally {
-    add(`pg.${phase}`, performance.now() - t0);
+    const dt = performance.now() - t0;
+    add(`pg.${phase}`, dt);
     const key = `${phase} ${sql.slice(0, 70).replace(/\s+/g, ' ')}`;
     sqls[key] = (sqls[key] ?? 0) + 1;
+    sqlMs[key] = (sqlMs[key] ?? 0) + dt;
   }
 };
 
@@ -82,5 +86,5 @@ if (process.env.SQL)
   for (const [k, v] of Object.entries(sqls)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 30))
-    console.log((v / r.ran).toFixed(2), k);
+    console.log((v / r.ran).toFixed(2), ((sqlMs[k] ?? 0) / r.ran).toFixed(2) + 'ms', k);
 await driver.close();

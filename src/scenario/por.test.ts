@@ -36,6 +36,24 @@ step ${s}c { COMMIT; }`;
   return parseSpec(`${ACCOUNTS}\n${sessions.join('\n')}`);
 }
 
+/**
+ * The 3×4 benchmark's shape in 3×3 steps: a BEGIN of its own (it touches nothing), the debit,
+ * then the credit and COMMIT; `timeouts` sets each session's deadlock_timeout.
+ */
+function ringWithBegins(timeouts: string[]): Spec {
+  const sessions = timeouts.map((timeout, i) => {
+    const from = i + 1;
+    const to = ((i + 1) % 3) + 1;
+    const s = `s${i}`;
+    return `session ${s}
+setup { SET deadlock_timeout = '${timeout}'; }
+step ${s}a { BEGIN; }
+step ${s}b { UPDATE accounts SET balance = balance - 100 WHERE id = ${from}; }
+step ${s}c { UPDATE accounts SET balance = balance + 100 WHERE id = ${to}; COMMIT; }`;
+  });
+  return parseSpec(`${ACCOUNTS}\n${sessions.join('\n')}`);
+}
+
 const SELECTS = parseSpec(`${ACCOUNTS}
 session r
 step r1 { BEGIN; }
@@ -165,6 +183,10 @@ describe('partial-order reduction = brute force', () => {
     ['skip-locked-queue', () => template('skip-locked-queue'), 6],
     ['ring of 3 transfers (3×3)', () => ring(3, false), 1680],
     ['ordered ring of 3 transfers (3×3)', () => ring(3, true), 1680],
+    ['ring of 3 with BEGIN steps (3×3)', () => ringWithBegins(['1s', '1s', '1s']), 1680],
+    // Timers that fire while steps are still being sent, at 10 ms apart: where a BEGIN falls
+    // against a wait (one poll of the virtual clock) can decide the victim here.
+    ['ring of 3 with BEGIN steps, deadlock_timeout 10ms, 20ms, 1s', () => ringWithBegins(['10ms', '20ms', '1s']), 1680],
     ['SELECT-only steps', () => SELECTS, 420],
     ['advisory locks', () => ADVISORY, 560],
     ['NOWAIT and SKIP LOCKED', () => NOWAIT, 560],

@@ -12,6 +12,15 @@
  * waited, or that something happened around, is dependent on every other step, which keeps lock
  * waits, releases, deadlock timers and stalls in the order they ran.
  *
+ * Two refinements keep classes as large as the run allows. When something is printed between a
+ * step and the next one, the next step stays put only if the tester waited for its session there
+ * (otherwise the records follow the pinned step before it, whichever step comes next). And a
+ * stall reached quietly (nothing but steps completing at once or beginning to wait before it)
+ * lets the steps that did not wait move across the waits in its prefix: with no waiter done, no
+ * deadlock and no timeout setting that could end a wait, the poll or two of virtual
+ * time such a move shifts cannot change which locks are held and awaited when the tester waits
+ * for the due step.
+ *
  * The footprint is deliberately narrow: a scenario whose setup has anything that can make a
  * statement touch more than it names (triggers, rules, foreign keys, unique indexes, views,
  * functions, sequences) or whose snapshots span statements (REPEATABLE READ, SERIALIZABLE) gets no
@@ -338,10 +347,23 @@ export function pinnedSteps(steps: readonly string[], run: PermutationRun): bool
     const next = p + 1 < steps.length ? first[p + 1] : run.records.length;
     if (next === undefined || next !== at + 1) {
       pinned[p] = true;
-      if (p + 1 < steps.length) pinned[p + 1] = true;
+      // The next step stays where it is too when the tester had to wait for its session before
+      // sending it (a record of that session is printed in between: its earlier step ended then,
+      // maybe after timers fired during the wait). Otherwise what was printed in between followed
+      // step p, which is pinned: whichever step comes after p is sent after the same records.
+      if (
+        p + 1 < steps.length &&
+        (next === undefined || run.records.slice(at + 1, next).some((r) => r.event.session === sessionOf(steps[p + 1], run)))
+      )
+        pinned[p + 1] = true;
     }
   }
   return pinned;
+}
+
+/** The session of a step the run printed. */
+function sessionOf(step: string, run: PermutationRun): string | undefined {
+  return run.records.find((r) => r.event.step === step)?.event.session;
 }
 
 /** Permutation ranks in isolationtester's order (lexicographic in session indexes). */
@@ -380,6 +402,9 @@ export interface ReducedProgress {
  * `run` absent when it could not (then it covers only itself); null stops the exploration.
  */
 export type RunOne = (index: number, lane: number) => Promise<{ outcome: InterleavingOutcome; run?: PermutationRun } | null>;
+
+/** Settings whose timer can end a wait or a session. */
+const TIMEOUTS = /\b(lock_timeout|statement_timeout|idle_in_transaction_session_timeout|idle_session_timeout|transaction_timeout)\b/i;
 
 /** Most search nodes spent listing one class; past it the class covers just the interleaving run. */
 const CLASS_NODE_BUDGET = 2_000_000;
@@ -428,6 +453,11 @@ export async function exploreReduced(
   /** Session sequences of the orders running now, by index (for `likelySame`). */
   const inFlight = new Map<number, number[]>();
   const likelySame = width > 1 && fps ? staticClassTest(fps, ranker) : null;
+  // A timeout that can end a wait (not deadlock_timeout: its check finds nothing in a quiet stall)
+  // is measured from the wait's start, which a quiet stall's class moves by a poll or two.
+  const timeouts = TIMEOUTS.test(
+    [...spec.setup, ...spec.sessions.flatMap((s) => [s.setup ?? '', ...s.steps.map((st) => st.sql)])].join('\n'),
+  );
   /** Orders looked at past the cursor for one that no running order is likely to cover. */
   const LOOKAHEAD = 256;
   /**
@@ -492,7 +522,11 @@ export async function exploreReduced(
         const stall = r.outcome.kind === 'stalled' ? stallCut(steps, r.run) : null;
         // A stall is decided by the steps up to the one that was due: every continuation stalls too.
         const o = stall ? stalledOutcome(r.outcome, r.run, stall.record) : r.outcome;
-        for (const member of classOf(seq, fps, pinnedSteps(steps, r.run), ranker, total, stall?.position ?? seq.length - 1))
+        const loose = stall && !timeouts && quietStall(r.run, stall.record) ? waitedSteps(steps, r.run) : null;
+        // In a quiet stall only the waits and the due step are pinned: the cancel before the due
+        // step follows from the tester waiting for its session, whichever step was sent last.
+        const pinned = loose && stall ? loose.map((w, p) => w || p >= stall.position) : pinnedSteps(steps, r.run);
+        for (const member of classOf(seq, fps, pinned, ranker, total, stall?.position ?? seq.length - 1, loose))
           cover(member.index, o, member.seq);
       }
       if (!covered[next]) cover(next, r.outcome, null);
@@ -582,6 +616,30 @@ function stallCut(steps: readonly string[], run: PermutationRun): { record: numb
   return { record, position: position < 0 ? steps.length - 1 : position };
 }
 
+/**
+ * Whether nothing happened in a stalled run up to its stall but steps being sent: every record
+ * before the cancel is a step that completed at once or began to wait (and never stopped), and
+ * no notice arrived. Then no waiter was done and no wait-for cycle ever formed (it would have
+ * ended with a printed victim), so where a step that did not wait falls against the waits
+ * (which moves the virtual clock by a poll or two) cannot change the stall: the same locks are
+ * held and awaited when the tester waits for the due step, and nothing ends that wait but the
+ * cancel (exploreReduced keeps this off when a timeout setting could end it).
+ */
+function quietStall(run: PermutationRun, record: number): boolean {
+  return run.records
+    .slice(0, record + 1)
+    .every(
+      (r, i) =>
+        !r.notices?.length &&
+        (i === record || r.event.outcome === 'waiting' || (r.event.outcome === 'ok' && r.event.completedAfterStep === undefined)),
+    );
+}
+
+/** Steps whose first record is a wait, by position. */
+function waitedSteps(steps: readonly string[], run: PermutationRun): boolean[] {
+  return steps.map((s) => run.records.find((r) => r.event.step === s)?.event.outcome === 'waiting');
+}
+
 /** A stalled outcome keeps only what happened up to the stall (the same for every continuation). */
 function stalledOutcome(o: InterleavingOutcome, run: PermutationRun, record: number): InterleavingOutcome {
   const failures: InterleavingOutcome['failures'] = [];
@@ -622,6 +680,7 @@ function* classOf(
   ranker: Ranker,
   limit: number,
   cut: number,
+  waited: readonly boolean[] | null = null,
 ): Generator<{ index: number; seq: number[] }> {
   const n = seq.length;
   const piles = ranker.piles;
@@ -634,7 +693,9 @@ function* classOf(
       const same = seq[p] === seq[q];
       if (q > cut) {
         if (same || p <= cut) preds[q].push(p);
-      } else if (same || pinned[p] || pinned[q] || conflicts(fps[seq[p]][step[p]], fps[seq[q]][step[q]])) preds[q].push(p);
+      } else if (same || conflicts(fps[seq[p]][step[p]], fps[seq[q]][step[q]])) preds[q].push(p);
+      else if (waited && pinned[p] && pinned[q]) preds[q].push(p);
+      else if (waited ? (pinned[p] && !waited[p]) || (pinned[q] && !waited[q]) : pinned[p] || pinned[q]) preds[q].push(p);
     }
   // Position of session s's k-th step in seq.
   const posOf = piles.map(() => [] as number[]);

@@ -2,7 +2,7 @@
 import type { EngineContext } from '../context';
 import { calledFunctionNames } from '../approximations';
 import { splitKey } from '../model/util';
-import { parseCatalog, parseRelations, SEQUENCES_SQL, uniqueKeysSql } from './footprint';
+import { parseCatalog, parseRelations, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
 import { ident, literal } from './replay';
 import type { PreparedText } from '../sql';
@@ -24,9 +24,7 @@ export async function callsQueryingFunction(eng: EngineContext, names: string[])
 /** Whether the statement calls a user PL/pgSQL function whose body has an EXCEPTION clause (read once per catalog). */
 export async function callsExceptionFunction(eng: EngineContext, sql: string): Promise<boolean> {
   if (!eng.exceptionFunctions) {
-    const r = await eng.ex.run(
-      `SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.oid >= 16384 AND l.lanname = 'plpgsql' AND p.prosrc ~* '\\mexception\\M'`,
-    );
+    const r = await eng.ex.run('EXECUTE lockstep_exception_functions');
     eng.exceptionFunctions = new Set((r.results[0]?.rows ?? []).map((row) => row[0]!));
   }
   const known = eng.exceptionFunctions;
@@ -39,11 +37,12 @@ export async function callsExceptionFunction(eng: EngineContext, sql: string): P
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
-  const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations');
+  // One round trip of prepared statements: every scenario start (and every explored order) pays it.
+  const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
   eng.relNames = null;
-  eng.sequences = ((await eng.ex.run(SEQUENCES_SQL)).results[0]?.rows ?? []).map((row) => row[0]!);
+  eng.sequences = (r.results[2]?.rows ?? []).map((row) => row[0]!);
 }
 
 /**

@@ -13,6 +13,9 @@ export type { CatalogTable, InsertedTuple, LockSample, RelationInfo, TupleTouch 
 
 export const USER_NS = `n.nspname NOT IN ('pg_catalog','information_schema','${INTERNAL_SCHEMA}','${ADVISORY_SHADOW_SCHEMA}','${DIAGNOSTICS_SCHEMA}') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'`;
 
+/** The user's PL/pgSQL functions whose body has an EXCEPTION clause (catalog.ts, callsExceptionFunction). */
+export const EXCEPTION_FUNCTIONS_SQL = `SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.oid >= 16384 AND l.lanname = 'plpgsql' AND p.prosrc ~* '\\mexception\\M'`;
+
 /** The user sequences, as regclass text (their values live outside transactions: dry runs advance them). */
 export const SEQUENCES_SQL = `SELECT c.oid::regclass::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${USER_NS} ORDER BY c.oid`;
 
