@@ -2,6 +2,7 @@
 import type { EngineContext } from './context';
 import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
 import { mainQueryOf } from './mainQuery';
+import { replaceBodies, rowsQuery, shapeQuery, subqueryBodies, valuesBody } from './initPlans';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
@@ -258,8 +259,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
       // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+      const frozen = await freezeSubqueries(eng, s, original);
       kept.fresh = true;
-      st = epqStatement(eng, s, original);
+      st = epqStatement(eng, s, frozen);
       dry = await dryRun(eng, s, st);
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
@@ -628,6 +630,40 @@ async function mainQueryReads(eng: EngineContext, s: Sess, st: ParsedStatement):
     snap.fresh = true;
     await restoreSequences(eng, seqs);
   }
+}
+
+/**
+ * Before an EvalPlanQual re-run with a new snapshot: the statement with each uncorrelated
+ * subquery replaced by the rows it reads under the snapshot the statement kept (initPlans.ts),
+ * as PostgreSQL's recheck reuses its InitPlans' values and the rows its semi-joins found.
+ */
+async function freezeSubqueries(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<ParsedStatement> {
+  const bodies = subqueryBodies(st.sql);
+  if (!bodies.length) return st;
+  const read = async (sql: string) => {
+    const q = parseStatements(sql)[0];
+    if (!q) return undefined;
+    const r = await dryRun(eng, s, q);
+    return r.raw.error ? undefined : r.raw.results.at(-1);
+  };
+  // The subqueries ran once, before the wait: sequence values they take here are given back.
+  const seqs = await sequenceStates(eng);
+  const replacements: { start: number; end: number; text: string }[] = [];
+  try {
+    for (const b of bodies) {
+      if (replacements.some((r) => b.start >= r.start && b.end <= r.end)) continue;
+      // A subquery that refers to the outer query does not run alone: it is a correlated SubPlan.
+      const columns = (await read(shapeQuery(b.body)))?.columns?.length;
+      if (!columns) continue;
+      const rows = (await read(rowsQuery(b.body, columns)))?.rows;
+      if (rows?.length) replacements.push({ start: b.start, end: b.end, text: valuesBody(rows, columns) });
+    }
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (!replacements.length) return st;
+  const parsed = parseStatements(replaceBodies(st.sql, replacements));
+  return parsed.length === 1 && parsed[0].cls.kind === st.cls.kind ? parsed[0] : st;
 }
 
 /**
