@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadParser } from './sql';
-import { replaceBodies, rowsQuery, shapeQuery, subqueryBodies, valuesBody } from './initPlans';
+import { otherRelations, replaceBodies, rowsQuery, shapeQuery, subqueryBodies, valuesBody, valuesTable } from './initPlans';
 
 beforeAll(() => loadParser());
 
@@ -53,5 +53,34 @@ describe('valuesBody', () => {
   it('reads shape and rows through the subquery', () => {
     expect(shapeQuery('SELECT 1')).toContain('(SELECT 1)');
     expect(rowsQuery('SELECT 1, 2', 2)).toContain('AS q(p, c1, c2)');
+  });
+});
+
+describe('otherRelations', () => {
+  it('finds the tables an UPDATE or DELETE reads besides its target, with their aliases', () => {
+    const sql =
+      'WITH c AS (SELECT * FROM audit) UPDATE lines l SET amount = (SELECT p.price FROM prices AS p WHERE p.sku = l.sku) ' +
+      'FROM public.rates, c WHERE l.id IN (SELECT id FROM lines WHERE amount = 0) AND EXISTS (SELECT 1 FROM q FOR UPDATE)';
+    expect(otherRelations(sql).map((r) => [r.name, r.ref, sql.slice(r.start, r.end)])).toEqual([
+      ['audit', 'audit', 'audit'],
+      ['prices', 'p', 'prices AS p'],
+      ['public.rates', 'rates', 'public.rates'],
+      ['lines', 'lines', 'lines'],
+    ]);
+    expect(otherRelations('DELETE FROM lines l USING prices p WHERE p.sku = l.sku').map((r) => r.ref)).toEqual(['p']);
+  });
+
+  it('skips ONLY, column aliases and statements with a data-modifying CTE', () => {
+    expect(otherRelations('UPDATE t SET a = 1 FROM ONLY u WHERE u.id = t.id')).toEqual([]);
+    expect(otherRelations('UPDATE t SET a = 1 FROM u AS x(i) WHERE x.i = t.id')).toEqual([]);
+    expect(otherRelations('WITH d AS (DELETE FROM v RETURNING id) UPDATE t SET a = 1 FROM u WHERE u.id = t.id')).toEqual([]);
+    expect(otherRelations('SELECT * FROM u')).toEqual([]);
+  });
+
+  it('stands a table in as typed VALUES under its reference name', () => {
+    expect(valuesTable('p', ['sku', 'price'], ['text', 'integer'], [['a', '10']])).toBe(
+      "(VALUES ('a'::text, '10'::integer)) AS p(sku, price)",
+    );
+    expect(valuesTable('p', ['sku'], ['text'], [])).toBe('(SELECT NULL::text WHERE false) AS p(sku)');
   });
 });

@@ -134,3 +134,106 @@ export function replaceBodies(sql: string, replacements: { start: number; end: n
   }
   return out + dec.decode(bytes.slice(at));
 }
+
+/** A reference to a table in the statement other than its target: the bytes of its name and alias. */
+export interface OtherRelation {
+  start: number;
+  end: number;
+  /** The table as written (schema-qualified when it was), for reading it. */
+  name: string;
+  /** The name the statement refers to it by. */
+  ref: string;
+}
+
+/**
+ * The tables an UPDATE or DELETE reads besides its target: its FROM / USING list, its subqueries
+ * and CTEs. EvalPlanQual rechecks the target row alone: these rows are the ones the statement
+ * read under its snapshot (ROW_MARK_REFERENCE / ROW_MARK_COPY refetch the same versions, subplans
+ * run with the original snapshot). Skipped: tables under a locking clause (they are rechecked
+ * too), ONLY references and aliases with column lists; none at all when a CTE changes data.
+ */
+export function otherRelations(sql: string): OtherRelation[] {
+  let stmt: Node | undefined;
+  let tokens: SqlToken[];
+  try {
+    stmt = (parseSync(sql) as { stmts?: { stmt: Node }[] }).stmts?.[0]?.stmt;
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
+  } catch {
+    return [];
+  }
+  if (!stmt) return [];
+  const [type, body] = Object.entries(stmt)[0] as [string, Node];
+  if (type !== 'UpdateStmt' && type !== 'DeleteStmt') return [];
+  const ctes = (((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []).map(
+    (c) => (c.CommonTableExpr as Node | undefined)?.ctequery as Node | undefined,
+  );
+  if (ctes.some((q) => !q || !q.SelectStmt)) return [];
+  const cteNames = new Set(
+    (((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []).map((c) => (c.CommonTableExpr as Node).ctename as string),
+  );
+  const target = body.relation as Node;
+  const found: Node[] = [];
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
+    const n = node as Node;
+    if (Array.isArray(n.lockingClause) && n.lockingClause.length > 0) return;
+    const r = n.RangeVar as Node | undefined;
+    if (r) {
+      if (r !== target && !(r.schemaname === undefined && cteNames.has(r.relname as string))) found.push(r);
+      return;
+    }
+    for (const v of Object.values(n)) visit(v);
+  };
+  for (const [k, v] of Object.entries(body)) if (k !== 'relation') visit(v);
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const out: OtherRelation[] = [];
+  for (const r of found) {
+    const alias = r.alias as Node | undefined;
+    if (r.inh !== true || alias?.colnames || typeof r.location !== 'number') continue;
+    let i = tokens.findIndex((t) => t.start === r.location);
+    if (i < 0) continue;
+    const first = i;
+    if (r.schemaname !== undefined) i += 2;
+    if (!tokens[i]) continue;
+    const name = dec.decode(bytes.slice(tokens[first].start, tokens[i].end));
+    let end = tokens[i].end;
+    let ref = tokens[i].text;
+    if (alias) {
+      let j = i + 1;
+      if (tokens[j]?.text.toUpperCase() === 'AS') j++;
+      if (!tokens[j]) continue;
+      end = tokens[j].end;
+      ref = tokens[j].text;
+    }
+    out.push({ start: tokens[first].start, end, name, ref });
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/** The query reading a table's columns (quoted names and types) when it is a plain table. */
+export function columnsQuery(name: string): string {
+  const rel = `'${name.replace(/'/g, "''")}'::pg_catalog.regclass`;
+  return (
+    `SELECT pg_catalog.quote_ident(a.attname), pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a ` +
+    `JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE a.attrelid = ${rel} AND a.attnum > 0 AND NOT a.attisdropped ` +
+    `AND c.relkind IN ('r', 'p') ORDER BY a.attnum`
+  );
+}
+
+/** The query reading a table's rows as text, column by column. */
+export function tableRowsQuery(name: string, columns: string[]): string {
+  return `SELECT ${columns.map((c) => `${c}::text`).join(', ')} FROM ${name}`;
+}
+
+/** The table as a VALUES list of typed literals, under the name the statement refers to it by. */
+export function valuesTable(ref: string, columns: string[], types: string[], rows: (string | null)[][]): string {
+  const body = rows.length
+    ? `VALUES ${rows.map((r) => `(${types.map((t, i) => literal(r[i], t)).join(', ')})`).join(', ')}`
+    : `SELECT ${types.map((t) => literal(null, t)).join(', ')} WHERE false`;
+  return `(${body}) AS ${ref}(${columns.join(', ')})`;
+}
