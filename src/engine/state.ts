@@ -128,6 +128,11 @@ export interface RunningStep {
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;
   /**
+   * The current statement with its uncorrelated subqueries' rows, read under its kept snapshot,
+   * in their place (initPlans.ts): what its EvalPlanQual re-runs with a new snapshot restrict.
+   */
+  epqBase?: ParsedStatement;
+  /**
    * The sequence states before the run that formed the current statement's rows and then waited
    * on a duplicate key: PostgreSQL inserts the rows it formed (their values) after the wait.
    */

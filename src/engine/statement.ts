@@ -2,6 +2,17 @@
 import type { EngineContext } from './context';
 import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
 import { mainQueryOf } from './mainQuery';
+import {
+  columnsQuery,
+  otherRelations,
+  replaceBodies,
+  rowsQuery,
+  shapeQuery,
+  subqueryBodies,
+  tableRowsQuery,
+  valuesBody,
+  valuesTable,
+} from './initPlans';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
@@ -243,7 +254,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     return 'error';
   }
   step.movedAway = undefined;
-  let st = epqStatement(eng, s, original);
+  // The statement a re-run restricts: the original, or it with its subqueries' rows in place
+  // once a re-run took a new snapshot (kept for the re-runs after further waits).
+  let base = step.epqBase ?? original;
+  let st = epqStatement(eng, s, base);
   const seqs = await sequenceStates(eng);
   let dry: DryRun;
   try {
@@ -258,8 +272,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
       // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+      base = step.epqBase = await freezeSubqueries(eng, s, original);
       kept.fresh = true;
-      st = epqStatement(eng, s, original);
+      st = epqStatement(eng, s, base);
       dry = await dryRun(eng, s, st);
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
@@ -370,7 +385,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
     return outcome;
   }
-  if (st !== original) lockRecheckedVersions(eng, s, st, dry);
+  if (st !== base) lockRecheckedVersions(eng, s, st, dry);
   if (st.orderTag) {
     const reordered = recheckReordered(s, dry);
     // Rows back in the scan's order; row triggers (an audit table's serial numbers) still ran in the re-run's.
@@ -378,7 +393,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     const relname = st.cls.kind === 'dml' ? st.cls.target?.relname : undefined;
     const target = relname ? eng.catalog.find((c) => c.name === relname) : undefined;
     if (reordered && (!restored || target?.triggersOrRules)) approximate(eng, s, 'recheck-order');
-  } else if (st !== original && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
+  } else if (st !== base && recheckReordered(s, dry)) approximate(eng, s, 'recheck-order');
   const sx = s.txn?.sx;
   // The scan reads before it could wait for a row: rw-conflicts out (or a doomed transaction's
   // error) come first. A statement waiting for a row of its own runs its triggers (foreign-key
@@ -468,6 +483,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   if (outcome !== 'ok') return outcome;
   step.epq = undefined;
+  step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
   step.stmtSnapshot = undefined;
   step.keyFormed = undefined;
@@ -628,6 +644,65 @@ async function mainQueryReads(eng: EngineContext, s: Sess, st: ParsedStatement):
     snap.fresh = true;
     await restoreSequences(eng, seqs);
   }
+}
+
+/**
+ * Before an EvalPlanQual re-run with a new snapshot: the statement with each uncorrelated
+ * subquery replaced by the rows it reads under the snapshot the statement kept (initPlans.ts),
+ * as PostgreSQL's recheck reuses its InitPlans' values and the rows its semi-joins found.
+ */
+async function freezeSubqueries(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<ParsedStatement> {
+  const bodies = subqueryBodies(st.sql);
+  const read = async (sql: string) => {
+    const q = parseStatements(sql)[0];
+    if (!q) return undefined;
+    const r = await dryRun(eng, s, q);
+    return r.raw.error ? undefined : r.raw.results.at(-1);
+  };
+  // The subqueries ran once, before the wait: sequence values they take here are given back.
+  const seqs = await sequenceStates(eng);
+  const replacements: { start: number; end: number; text: string }[] = [];
+  try {
+    for (const b of bodies) {
+      if (replacements.some((r) => b.start >= r.start && b.end <= r.end)) continue;
+      // A subquery that refers to the outer query does not run alone: it is a correlated SubPlan.
+      const columns = (await read(shapeQuery(b.body)))?.columns?.length;
+      if (!columns) continue;
+      const rows = (await read(rowsQuery(b.body, columns)))?.rows;
+      if (rows?.length) replacements.push({ start: b.start, end: b.end, text: valuesBody(rows, columns) });
+    }
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  let sql = replacements.length ? replaceBodies(st.sql, replacements) : st.sql;
+  // The other tables an UPDATE or DELETE reads (FROM / USING, correlated subqueries) are read
+  // as the statement's snapshot saw them; a locking scan of its own rechecks its rows instead,
+  // and a system column cannot be read from a copy.
+  const cls = st.cls;
+  if (cls.kind === 'dml' && !cls.lockingCte && !cls.lockingSublink && !/\b(ctid|xmin|xmax|cmin|cmax|tableoid)\b/i.test(sql)) {
+    const tables: { start: number; end: number; text: string }[] = [];
+    for (const r of otherRelations(sql)) {
+      const shape = (await read(columnsQuery(r.name)))?.rows ?? [];
+      if (!shape.length || shape.some((c) => c[0] === null || c[1] === null)) continue;
+      const columns = shape.map((c) => c[0]!);
+      const rows = (await read(tableRowsQuery(r.name, columns)))?.rows;
+      if (rows)
+        tables.push({
+          start: r.start,
+          end: r.end,
+          text: valuesTable(
+            r.ref,
+            columns,
+            shape.map((c) => c[1]!),
+            rows,
+          ),
+        });
+    }
+    if (tables.length) sql = replaceBodies(sql, tables);
+  }
+  if (sql === st.sql) return st;
+  const parsed = parseStatements(sql);
+  return parsed.length === 1 && parsed[0].cls.kind === st.cls.kind ? parsed[0] : st;
 }
 
 /**
