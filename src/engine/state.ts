@@ -119,6 +119,8 @@ export interface RunningStep {
     modes?: Record<string, RowLockMode>;
     /** Found rows whose newest version a committed update made (EvalPlanQual locks it before its recheck). */
     followed?: string[];
+    /** `ctids` are exactly the rows the scan locked, in the order it locked them (none was held before). */
+    ordered?: boolean;
   };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;
