@@ -104,6 +104,12 @@ export interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /**
+   * A locking SELECT that went to sleep on a row some open transaction had updated:
+   * those transactions (by vxid). Once one has ended, heap_lock_tuple follows the update chain
+   * with GetCurrentTransactionId(), so the statement has a transaction id if it sleeps again.
+   */
+  sawUpdaters?: { session: string; vxid: string }[];
   /** SERIALIZABLE: the current statement's reads and writes were checked before it waited in a foreign-key check. */
   ssiBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
