@@ -61,3 +61,34 @@ describe('restrictToTuples with a horizon', () => {
     expect(sql).toMatch(/ OR jobs\.xmin::text::bigint < 731\) ORDER BY id LIMIT 1 FOR UPDATE$/);
   });
 });
+
+describe('restrictToTuples of a locking SELECT with ORDER BY', () => {
+  it('puts the rows the scan locked first, in the order it locked them, when that order is known', () => {
+    const sql = restrictToTuples(
+      'SELECT * FROM jobs ORDER BY prio DESC LIMIT 1 FOR UPDATE',
+      'select',
+      'jobs',
+      ['(0,5)', '(0,1)'],
+      731,
+      true,
+    );
+    expect(sql).toMatch(
+      / ORDER BY pg_catalog\.array_position\('\{"\(0,5\)","\(0,1\)"\}'::tid\[\], jobs\.ctid\), prio DESC LIMIT 1 FOR UPDATE$/,
+    );
+  });
+  it('leaves the ORDER BY alone otherwise', () => {
+    const sql = restrictToTuples('SELECT * FROM jobs ORDER BY prio DESC LIMIT 1 FOR UPDATE', 'select', 'jobs', ['(0,5)'], 731);
+    expect(sql).toMatch(/ ORDER BY prio DESC LIMIT 1 FOR UPDATE$/);
+  });
+  it('does not touch an ORDER BY inside a subquery', () => {
+    const sql = restrictToTuples(
+      'SELECT * FROM jobs WHERE id IN (SELECT id FROM x ORDER BY id LIMIT 2) FOR UPDATE',
+      'select',
+      'jobs',
+      ['(0,5)'],
+      1,
+      true,
+    );
+    expect(sql).not.toContain('array_position');
+  });
+});

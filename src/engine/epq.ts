@@ -20,6 +20,7 @@ export function restrictToTuples(
   target: string,
   ctids: string[],
   horizon?: number,
+  ordered = false,
 ): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
@@ -35,7 +36,10 @@ export function restrictToTuples(
   let depth = 0;
   let where = -1;
   let end = bytes.length;
-  for (const t of tokens) {
+  // A locking SELECT's ORDER BY: the byte offset after its BY.
+  let orderBy = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
     const word = t.text.toUpperCase();
     if (t.text === '(') depth++;
     else if (t.text === ')') depth--;
@@ -43,6 +47,7 @@ export function restrictToTuples(
       if (SET_OPS.has(word)) return null;
       if (word === 'WHERE' && where < 0) where = t.end;
       else if (tail.has(word) && t.start > Math.max(where, 0) && end === bytes.length) end = t.start;
+      if (verb === 'select' && word === 'ORDER' && tokens[i + 1]?.text.toUpperCase() === 'BY' && orderBy < 0) orderBy = tokens[i + 1].end;
     }
   }
   // WHERE CURRENT OF resolves to the newest version of the cursor's row (TidRecheck): the row itself, followed.
@@ -55,9 +60,20 @@ export function restrictToTuples(
   // the statement started stay eligible too: a scan that stopped early (LIMIT) goes on past the
   // rows it had found, over the rows its snapshot saw; versions committed later are not among them.
   const older = horizon !== undefined ? ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}` : '';
-  const restriction = `(${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
-  if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${slice(end, bytes.length)}`.trim();
-  return `${slice(0, end).trimEnd()} WHERE ${restriction} ${slice(end, bytes.length)}`.trim();
+  const list = `'{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]`;
+  const restriction = `(${t}.ctid = ANY(${list}) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
+  // PostgreSQL's LockRows sits above the Sort: the rows were sorted on the values the statement's
+  // snapshot saw, and EvalPlanQual rechecks only the WHERE clause of a row's newest version, so a
+  // row keeps its place even when the update it waited for changed its sort key. The rows the
+  // scan first found come first, in the order it locked them; the rest (past a LIMIT) follow in
+  // the statement's own order. Only when `ctids` are all in that order (`ordered`): a row the
+  // session had locked before took no new lock, so its place among them is not known.
+  const tailSql =
+    ordered && orderBy >= 0
+      ? `${slice(end, orderBy)} pg_catalog.array_position(${list}, ${t}.ctid),${slice(orderBy, bytes.length)}`
+      : slice(end, bytes.length);
+  if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${tailSql}`.trim();
+  return `${slice(0, end).trimEnd()} WHERE ${restriction} ${tailSql}`.trim();
 }
 
 /**
@@ -66,7 +82,7 @@ export function restrictToTuples(
  * that rechecks the row and goes on to the next one of its input (a `LIMIT 1` job queue), while
  * the outer statement joins whatever rows the CTE returns. Null when it cannot be done safely.
  */
-export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number): string | null {
+export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number, ordered = false): string | null {
   let tokens: SqlToken[];
   try {
     tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
@@ -82,7 +98,7 @@ export function restrictCte(sql: string, cte: string, target: string, ctids: str
     if (depth !== 0 || unquote(t) !== cte || tokens[i + 1]?.text.toUpperCase() !== 'AS') continue;
     let open = i + 2;
     while (open < tokens.length && tokens[open].text !== '(') open++;
-    return restrictParenthesized(sql, tokens, open, target, ctids, horizon);
+    return restrictParenthesized(sql, tokens, open, target, ctids, horizon, ordered);
   }
   return null;
 }
@@ -106,6 +122,7 @@ export function restrictParenthesized(
   target: string,
   ctids: string[],
   horizon?: number,
+  ordered = false,
 ): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
@@ -114,7 +131,7 @@ export function restrictParenthesized(
   for (let j = open; j < tokens.length; j++) {
     if (tokens[j].text === '(') depth++;
     else if (tokens[j].text === ')' && --depth === 0) {
-      const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon);
+      const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon, ordered);
       return body === null ? null : `${slice(0, tokens[open].end)}${body}${slice(tokens[j].start, bytes.length)}`;
     }
   }

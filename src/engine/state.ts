@@ -109,6 +109,12 @@ export interface RunningStep {
   sleepUntil?: number;
   /** Tuple locks (heavyweight) this statement holds while it waits for a row. */
   tupleLocks: LockTag[];
+  /**
+   * A locking SELECT that went to sleep on a row some open transaction had updated:
+   * those transactions (by vxid). Once one has ended, heap_lock_tuple follows the update chain
+   * with GetCurrentTransactionId(), so the statement has a transaction id if it sleeps again.
+   */
+  sawUpdaters?: { session: string; vxid: string }[];
   /** SERIALIZABLE: the current statement's reads and writes were checked before it waited in a foreign-key check. */
   ssiBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
@@ -124,6 +130,8 @@ export interface RunningStep {
     modes?: Record<string, RowLockMode>;
     /** Found rows whose newest version a committed update made (EvalPlanQual locks it before its recheck). */
     followed?: string[];
+    /** `ctids` are exactly the rows the scan locked, in the order it locked them (none was held before). */
+    ordered?: boolean;
   };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;

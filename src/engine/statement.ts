@@ -478,7 +478,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       for (const p of dry.plan) if (p.kind === 'row' && p.tuple.oid === oid) modes[`(${p.tuple.block},${p.tuple.offset})`] ??= p.mode;
       // WHERE CURRENT OF targets the cursor's row alone.
       const ctids = st.cls.currentOf ? found : [...new Set([...found, ...held])];
-      step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}) };
+      // The rows the scan locked, in its order, are all the rows it returned only when the
+      // transaction had not touched the table before: its own rows take no new lock.
+      const touched = s.txn!.log.some(
+        (e) =>
+          e.kind === 'sql' || e.ops.some((op) => (op.op === 'insert' ? op.rel === oid : op.op !== 'advisory' && op.target.rel === oid)),
+      );
+      const ordered = !touched && held.length === 0;
+      step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}), ...(ordered ? { ordered } : {}) };
     }
   }
   if (outcome !== 'ok') return outcome;
@@ -757,18 +764,18 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   if (st.cls.relations.length > 1) approximate(eng, s, 'join-recheck');
   const cte = st.cls.lockingCte;
   if (cte) {
-    const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+    const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
     return sql ? { sql, cls: st.cls } : st;
   }
   const sub = st.cls.lockingSublink;
   if (sub) {
-    const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+    const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
     return sql ? { sql, cls: st.cls } : st;
   }
   if (!st.cls.target) return st;
   const verb = st.cls.verb;
   if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
-  const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+  const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
   if (!sql) return st;
   // One target table, scanned in its own order: the rows can be put back where the scan met them.
   const tagged =

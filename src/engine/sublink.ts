@@ -64,7 +64,7 @@ export function lockingSublinkOf(type: string, body: Node): LockingSublink | und
  * The UPDATE or DELETE with the body of its locking subquery restricted as restrictToTuples
  * restricts a locking SELECT, and the rest left as it is. Null when it cannot be done safely.
  */
-export function restrictSublink(sql: string, target: string, ctids: string[], horizon?: number): string | null {
+export function restrictSublink(sql: string, target: string, ctids: string[], horizon?: number, ordered = false): string | null {
   let tokens: SqlToken[];
   let location: number | undefined;
   try {
@@ -80,5 +80,5 @@ export function restrictSublink(sql: string, target: string, ctids: string[], ho
   // and `= ANY (SELECT …)`: the subquery is the first parenthesized SELECT from there.
   const open = tokens.findIndex((t) => t.start >= location && t.text === '(');
   if (open < 0 || tokens[open + 1]?.text.toUpperCase() !== 'SELECT') return null;
-  return restrictParenthesized(sql, tokens, open, target, ctids, horizon);
+  return restrictParenthesized(sql, tokens, open, target, ctids, horizon, ordered);
 }

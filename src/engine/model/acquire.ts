@@ -105,8 +105,18 @@ export function walkPlan(
           return 'error';
         }
         // heap_update / heap_delete take the transaction id before they look at the tuple;
-        // heap_lock_tuple only when it writes the lock (a waiting FOR UPDATE has no xid yet).
+        // heap_lock_tuple only when it writes the lock (a waiting FOR UPDATE has no xid yet),
+        // or when its sleep on a row whose xmax held an update (not a delete) ends: it then
+        // follows the update chain (heap_lock_updated_tuple) with GetCurrentTransactionId(),
+        // before it looks at the row again.
         if (cls?.verb === 'update' || cls?.verb === 'delete' || cls?.verb === 'merge') currentXid(eng, s);
+        else if (step.sawUpdaters?.some((u) => eng.sessions.get(u.session)?.txn?.vxid !== u.vxid)) currentXid(eng, s);
+        else
+          for (const h of eng.rows.conflicting(item.tuple, 'Update', s.name)) {
+            const vxid = eng.sessions.get(h.session)?.txn?.vxid;
+            if (vxid && updatedRow(eng, h.session, item.tuple) && !step.sawUpdaters?.some((u) => u.vxid === vxid))
+              (step.sawUpdaters ??= []).push({ session: h.session, vxid });
+          }
         // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
         const ttag: LockTag = {
           type: 'tuple',
@@ -183,6 +193,20 @@ export function keyOwner(
     if (k) return { session: o.name, xid: k.xid, ...(k.table ? { table: k.table } : {}), ...(k.ctid ? { ctid: k.ctid } : {}) };
   }
   return undefined;
+}
+
+/**
+ * Whether `session`'s open transaction updated the committed row version `tuple`: its xmax is an
+ * update and its t_ctid points to a newer version (a delete leaves t_ctid pointing at itself,
+ * and heap_lock_tuple then has no update chain to follow).
+ */
+function updatedRow(eng: ModelState, session: string, tuple: TupleId): boolean {
+  const ctid = `(${tuple.block},${tuple.offset})`;
+  return (eng.sessions.get(session)?.txn?.log ?? []).some(
+    (e) =>
+      e.kind === 'image' &&
+      e.ops.some((op) => op.op === 'update' && !op.target.own && op.target.rel === tuple.oid && op.target.ctid === ctid),
+  );
 }
 
 /** Waits for another transaction to end (XactLockTableWait): a ShareLock request on its xid. */

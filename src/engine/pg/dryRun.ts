@@ -52,13 +52,19 @@ export async function dryRun(
   const staged: string[] = [];
   if (stageOthers) {
     for (const o of eng.sessions.values()) {
-      if (o === s || !o.txn || o.txn.aborted) continue;
-      const partial = stagedPartialLocks(o);
-      if (!o.txn.log.length && !partial) continue;
+      if (o === s || !o.txn) continue;
+      // A transaction whose subtransaction failed is aborted but keeps what it did before the
+      // failed savepoint level (AbortSubTransaction releases only that level's locks) until
+      // ROLLBACK TO or ROLLBACK; one that failed at the top level holds nothing more.
+      const sps = o.txn.savepoints;
+      if (o.txn.aborted && !sps.length) continue;
+      const log = o.txn.aborted ? o.txn.log.slice(0, sps[sps.length - 1].logLen) : o.txn.log;
+      const partial = o.txn.aborted ? '' : stagedPartialLocks(o);
+      if (!log.length && !partial) continue;
       const gid = `lockstep_${o.index}`;
       const begin = await beginSql(eng, o, false);
       const r = await eng.ex.run(
-        `${begin.sql}${gucSql(eng, o)}${replaySql(o.txn.log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}${partial}PREPARE TRANSACTION '${gid}'`,
+        `${begin.sql}${gucSql(eng, o)}${replaySql(log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}${partial}PREPARE TRANSACTION '${gid}'`,
       );
       if (r.error) {
         await eng.ex.run('ROLLBACK');
