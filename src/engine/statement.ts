@@ -12,7 +12,17 @@ import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure, type SsiWrite } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { callsExceptionFunction, callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import {
+  callsExceptionFunction,
+  callsQueryingFunction,
+  keyBlocker,
+  ownSequences,
+  restoreSequences,
+  sequenceStates,
+  stateSequence,
+  statesOf,
+  analyzePrepared,
+} from './pg/catalog';
 import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
@@ -20,7 +30,7 @@ import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck 
 import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql } from './pg/replay';
-import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
+import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
@@ -241,16 +251,21 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // The rows were formed before the row wait: the re-run under the snapshot forms the same
     // ones, with the same sequence values, and consumes nothing more.
     // So were the rows of an INSERT that waited on a duplicate key, at any isolation level.
+    // (Only the sequences whose values were formed: the others are taken afresh, see below.)
     const formed = kept?.formed ?? step.keyFormed;
     if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
-    if (formed) await restoreSequences(eng, seqs);
+    if (formed) await restoreSequences(eng, statesOf(seqs, formed));
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
-      // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+      // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL). When
+      // the wait was a trigger's, EvalPlanQual re-forms that trigger's row, not the statement's.
       kept.fresh = true;
       st = epqStatement(eng, s, original);
+      const same = kept.formedBeyondRecheck ? kept.formed : undefined;
+      if (same) await restoreSequences(eng, same);
       dry = await dryRun(eng, s, st);
+      if (same) await restoreSequences(eng, statesOf(seqs, same));
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
@@ -427,7 +442,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // wait. A relation lock is waited for before the statement takes its snapshot.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
     step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
-    if (rowWait) step.stmtSnapshot.formed ??= seqs ?? undefined;
+    if (rowWait && seqs) await formedBeforeWait(eng, s, st, step.stmtSnapshot, seqs);
   }
   // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
   // its rows), or the target's.
@@ -653,6 +668,39 @@ function recheckReordered(s: Sess, dry: DryRun): boolean {
   );
   const known = order.filter((i) => i >= 0);
   return known.some((i, k) => k > 0 && i < known[k - 1]);
+}
+
+/**
+ * A statement waits for a row under READ COMMITTED: which of the sequence values its dry run took
+ * PostgreSQL took before the wait. A wait for a row of the table the statement writes comes
+ * before that row's new version is written and before the row's triggers run (GetTupleForTrigger
+ * locks the row before a BEFORE trigger): the values of the statement's own columns are formed
+ * (kept for the re-run), while a trigger's (an audit row's serial) are taken after the wait, so
+ * they are given back now and taken afresh then. A wait inside a trigger, a cascade or a
+ * foreign-key check comes after the statement formed and wrote its rows: every value is kept.
+ */
+async function formedBeforeWait(eng: EngineContext, s: Sess, st: ParsedStatement, snap: StatementSnapshot, seqs: string[]): Promise<void> {
+  const cls = st.cls;
+  const w = s.step?.wait;
+  const waited = w?.tuple?.relation ?? (w?.tag.type === 'tuple' ? w.tag.relation : undefined);
+  const written = cls.kind === 'dml' ? (cls.target?.relname ?? (cls.verb === 'insert' ? cls.relations[0] : undefined)) : undefined;
+  const onTarget = waited !== undefined && waited === written;
+  if (snap.formed) {
+    // A later wait of the same statement: what this run took for triggers goes back again.
+    if (onTarget && !snap.formedBeyondRecheck) await restoreSequences(eng, statesOf(seqs, snap.formed, true));
+    return;
+  }
+  if (!onTarget) {
+    snap.formed = seqs;
+    snap.formedBeyondRecheck = true;
+    return;
+  }
+  const own = await ownSequences(eng, st.sql, eng.catalog.find((c) => c.name === written)?.oid);
+  snap.formed = seqs.filter((x) => own.has(stateSequence(x)));
+  await restoreSequences(
+    eng,
+    seqs.filter((x) => !own.has(stateSequence(x))),
+  );
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
