@@ -55,9 +55,10 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
     approximate(eng, s, 'exception-block');
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
-  if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
+  const refusedInBlock = cls.kind === 'unsupported' ? cls.refusedInBlock : cls.kind === 'dml' ? cls.maintenance?.refusedInBlock : undefined;
+  if (refusedInBlock && (s.txn || step.statements.length > 1)) {
     // PreventInTransactionBlock: a query string of several statements is an implicit block too.
-    step.error = PG.refusedInBlock(cls.refusedInBlock);
+    step.error = PG.refusedInBlock(refusedInBlock);
     if (s.txn) abortTxnState(eng, s, true);
     return 'error';
   }
@@ -68,7 +69,7 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
   }
   // RequireTransactionBlock: a lone LOCK TABLE outside a block (a query string of several
   // statements is an implicit block, where it may run).
-  if (cls.kind === 'dml' && cls.verb === 'lock' && !s.txn && step.statements.length === 1) {
+  if (cls.kind === 'dml' && cls.verb === 'lock' && !cls.maintenance && !s.txn && step.statements.length === 1) {
     step.error = PG.savepointOutsideBlock('LOCK TABLE');
     return 'error';
   }
@@ -511,7 +512,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       dry.plan.flatMap((p) => (p.kind === 'adv' && p.sessionLevel ? [p] : [])),
     );
   if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
-  step.results.push(...dry.raw.results);
+  const maintenance = st.cls.kind === 'dml' ? st.cls.maintenance : undefined;
+  step.results.push(...(maintenance ? dry.raw.results.map((r) => ({ ...r, command: maintenance.command })) : dry.raw.results));
   step.notices.push(...dry.raw.notices);
   if (dry.signals) eng.signals.push(...dry.signals);
   releaseTupleLocks(eng, s);
