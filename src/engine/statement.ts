@@ -299,7 +299,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const outcome = waitOnXid(eng, s, wait.session, wait.xid, undefined, 'insert');
       // The new row, with its sequence values, is formed before the unique check waits; after the
       // wait PostgreSQL inserts that same row: the values stay taken, and the re-run forms them again.
-      if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+      if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
       return outcome;
     }
     // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
@@ -373,7 +373,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       xactWaitContext('insert', block, offset, relation),
     );
     // The row was formed before the check waited: after the wait it is checked and inserted as formed.
-    if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+    if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
     return outcome;
   }
   if (st !== original) lockRecheckedVersions(eng, s, st, dry);
@@ -428,7 +428,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // formed for after the wait: the values stay taken and the re-run forms the same ones.
   const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
   const keyWait = step.wait?.tag.type === 'transactionid' && step.wait.tuple === undefined;
-  if (outcome === 'wait' && keyWait) step.keyFormed ??= seqs ?? undefined;
+  if (outcome === 'wait' && keyWait) await formedBeforeKeyWait(eng, s, st, seqs);
   if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
@@ -697,12 +697,33 @@ async function formedBeforeWait(eng: EngineContext, s: Sess, st: ParsedStatement
     snap.formedBeyondRecheck = true;
     return;
   }
+  snap.formed = await ownFormed(eng, st, written, seqs);
+}
+
+/**
+ * The statement's own values among those its run took (ownSequences of the table it writes), kept
+ * for the re-run; the others, a trigger's, go back now, to be taken afresh after the wait.
+ */
+async function ownFormed(eng: EngineContext, st: ParsedStatement, written: string | undefined, seqs: string[]): Promise<string[]> {
   const own = await ownSequences(eng, st.sql, eng.catalog.find((c) => c.name === written)?.oid);
-  snap.formed = seqs.filter((x) => own.has(stateSequence(x)));
   await restoreSequences(
     eng,
     seqs.filter((x) => !own.has(stateSequence(x))),
   );
+  return seqs.filter((x) => own.has(stateSequence(x)));
+}
+
+/**
+ * An INSERT waits on a duplicate key (the unique check, or ON CONFLICT's pre-check): its row was
+ * formed (and, for the unique check, written) before the wait, its AFTER triggers run after it.
+ */
+async function formedBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatement, seqs: string[] | null): Promise<void> {
+  const step = s.step!;
+  if (!seqs) return;
+  // A later wait of the same statement: what this run took for triggers goes back again.
+  if (step.keyFormed) return restoreSequences(eng, statesOf(seqs, step.keyFormed, true));
+  const written = st.cls.kind === 'dml' && st.cls.verb === 'insert' ? st.cls.relations[0] : undefined;
+  step.keyFormed = await ownFormed(eng, st, written, seqs);
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
