@@ -679,7 +679,9 @@ function recheckReordered(s: Sess, dry: DryRun): boolean {
  * locks the row before a BEFORE trigger): the values of the statement's own columns are formed
  * (kept for the re-run), while a trigger's (an audit row's serial) are taken after the wait, so
  * they are given back now and taken afresh then. A wait inside a trigger, a cascade or a
- * foreign-key check comes after the statement formed and wrote its rows: every value is kept.
+ * foreign-key check comes after the statement formed and wrote its rows: their values are kept
+ * through EvalPlanQual too; the trigger chain's go back (an audit row written by the waiting
+ * UPDATE's trigger, or by a cascade's AFTER triggers, which fire at the end of its statement).
  */
 async function formedBeforeWait(eng: EngineContext, s: Sess, st: ParsedStatement, snap: StatementSnapshot, seqs: string[]): Promise<void> {
   const cls = st.cls;
@@ -689,14 +691,10 @@ async function formedBeforeWait(eng: EngineContext, s: Sess, st: ParsedStatement
   const onTarget = waited !== undefined && waited === written;
   if (snap.formed) {
     // A later wait of the same statement: what this run took for triggers goes back again.
-    if (onTarget && !snap.formedBeyondRecheck) await restoreSequences(eng, statesOf(seqs, snap.formed, true));
+    await restoreSequences(eng, statesOf(seqs, snap.formed, true));
     return;
   }
-  if (!onTarget) {
-    snap.formed = seqs;
-    snap.formedBeyondRecheck = true;
-    return;
-  }
+  if (!onTarget) snap.formedBeyondRecheck = true;
   snap.formed = await ownFormed(eng, st, written, seqs);
 }
 

@@ -31,7 +31,8 @@ export interface StatementSnapshot {
   /**
    * The wait was inside a trigger, a cascade or a foreign-key check, after the statement wrote its
    * own rows: EvalPlanQual forms again only the row that trigger's statement waited for, so a re-run
-   * with a new snapshot forms the statement's rows with the same values too.
+   * with a new snapshot forms the statement's rows with the same values too (`formed`, the
+   * statement's own sequences).
    */
   formedBeyondRecheck?: boolean;
 }
