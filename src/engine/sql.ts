@@ -75,6 +75,11 @@ export type Classified =
       onConflict?: true;
       /** `WHERE CURRENT OF cursor`: the statement targets the cursor's current row. */
       currentOf?: true;
+      /**
+       * VACUUM of one table, staged as the LOCK TABLE of the lock it takes (maintenanceLock):
+       * its own command tag, and PostgreSQL's refusal inside a block.
+       */
+      maintenance?: { command: string; refusedInBlock?: string };
     };
 
 /**
@@ -361,7 +366,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
       if (body.concurrent === true) return { kind: 'unsupported', what: 'CREATE INDEX CONCURRENTLY' };
       break;
   }
-  if (UNSUPPORTED[type]) return { kind: 'unsupported', what: UNSUPPORTED[type] };
+  if (UNSUPPORTED[type] && !(type === 'VacuumStmt' && analyzeOfOneTable(body))) return { kind: 'unsupported', what: UNSUPPORTED[type] };
 
   let waitPolicy: 'block' | 'nowait' | 'skip' = 'block';
   const relations: string[] = [];
@@ -501,6 +506,55 @@ function parseUncached(text: string): ParsedStatement[] {
     const start = s.stmt_location ?? 0;
     const end = s.stmt_len ? start + s.stmt_len : bytes.length;
     const sql = dec.decode(bytes.slice(start, end)).trim().replace(/;\s*$/, '');
+    const staged = maintenanceLock(s.stmt);
+    if (staged) {
+      const [lock] = parseUncached(staged.sql);
+      if (lock?.cls.kind === 'dml') return { sql: staged.sql, cls: { ...lock.cls, maintenance: staged.maintenance } };
+    }
     return { sql, cls: classify(s.stmt, sql, charAt) };
   });
+}
+
+/**
+ * VACUUM and VACUUM FULL of one named table change nothing a session can see: what they do to
+ * the others is the lock they wait for and hold (vacuum_rel). VACUUM (with or without ANALYZE)
+ * takes SHARE UPDATE EXCLUSIVE, so it queues behind DDL and ANALYZE but not behind DML; VACUUM
+ * FULL rewrites the table under ACCESS EXCLUSIVE, so it waits for every reader and every later
+ * reader waits for it. PGlite cannot run VACUUM inside the dry run's transaction block, so it is
+ * staged as the LOCK TABLE of that lock, held until the end of its implicit transaction, with its
+ * own command tag. Options that change what it reports or whether it waits (VERBOSE,
+ * SKIP_LOCKED, …), several tables (each is processed in a transaction of its own) and a whole
+ * database stay unstaged.
+ */
+function maintenanceLock(stmt: Node): { sql: string; maintenance: { command: string; refusedInBlock?: string } } | undefined {
+  const body = stmt.VacuumStmt as Node | undefined;
+  if (!body || body.is_vacuumcmd !== true) return undefined;
+  const rv = oneTableOf(body, ['full', 'analyze', 'freeze']);
+  if (!rv) return undefined;
+  const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
+  const name = `${typeof rv.schemaname === 'string' ? `${q(rv.schemaname)}.` : ''}${q(rv.relname as string)}`;
+  const full = ((body.options as Node[] | undefined) ?? []).some((o) => (o.DefElem as Node).defname === 'full');
+  return {
+    sql: `LOCK TABLE ${name} IN ${full ? 'ACCESS EXCLUSIVE' : 'SHARE UPDATE EXCLUSIVE'} MODE`,
+    maintenance: { command: 'VACUUM', refusedInBlock: 'VACUUM' },
+  };
+}
+
+/**
+ * ANALYZE (without VACUUM) of one named table may run in a transaction block, so its dry run runs
+ * it as it is: PGlite takes its SHARE UPDATE EXCLUSIVE lock on the table and ACCESS SHARE on its
+ * indexes, held until the block ends, and changes nothing a session reads.
+ */
+function analyzeOfOneTable(body: Node): boolean {
+  return body.is_vacuumcmd !== true && oneTableOf(body, []) !== undefined;
+}
+
+/** The one table a VACUUM / ANALYZE names, when its options are among `allowed` and take no argument. */
+function oneTableOf(body: Node, allowed: string[]): Node | undefined {
+  const rels = (body.rels as Node[] | undefined) ?? [];
+  if (rels.length !== 1) return undefined;
+  const opts = ((body.options as Node[] | undefined) ?? []).map((o) => o.DefElem as Node | undefined);
+  if (opts.some((o) => !o || o.arg !== undefined || !allowed.includes(String(o.defname)))) return undefined;
+  const rv = (rels[0].VacuumRelation as Node | undefined)?.relation as Node | undefined;
+  return rv && typeof rv.relname === 'string' ? rv : undefined;
 }

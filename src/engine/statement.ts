@@ -23,7 +23,17 @@ import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure, type SsiWrite } from './model/ssi';
 import { approximate, noteApproximations } from './model/approximate';
 import { abortTxnState, beginTxn, currentXid } from './model/txn';
-import { callsExceptionFunction, callsQueryingFunction, keyBlocker, restoreSequences, sequenceStates, analyzePrepared } from './pg/catalog';
+import {
+  callsExceptionFunction,
+  callsQueryingFunction,
+  keyBlocker,
+  ownSequences,
+  restoreSequences,
+  sequenceStates,
+  stateSequence,
+  statesOf,
+  analyzePrepared,
+} from './pg/catalog';
 import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
@@ -31,7 +41,7 @@ import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck 
 import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql } from './pg/replay';
-import { isSnapshotConflict, usesStatementSnapshot } from './pg/stmtSnapshot';
+import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
@@ -66,9 +76,10 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
   step.heldFrom = s.txn?.held.length ?? 0;
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
-  if (cls.kind === 'unsupported' && cls.refusedInBlock && (s.txn || step.statements.length > 1)) {
+  const refusedInBlock = cls.kind === 'unsupported' ? cls.refusedInBlock : cls.kind === 'dml' ? cls.maintenance?.refusedInBlock : undefined;
+  if (refusedInBlock && (s.txn || step.statements.length > 1)) {
     // PreventInTransactionBlock: a query string of several statements is an implicit block too.
-    step.error = PG.refusedInBlock(cls.refusedInBlock);
+    step.error = PG.refusedInBlock(refusedInBlock);
     if (s.txn) abortTxnState(eng, s, true);
     return 'error';
   }
@@ -79,7 +90,7 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
   }
   // RequireTransactionBlock: a lone LOCK TABLE outside a block (a query string of several
   // statements is an implicit block, where it may run).
-  if (cls.kind === 'dml' && cls.verb === 'lock' && !s.txn && step.statements.length === 1) {
+  if (cls.kind === 'dml' && cls.verb === 'lock' && !cls.maintenance && !s.txn && step.statements.length === 1) {
     step.error = PG.savepointOutsideBlock('LOCK TABLE');
     return 'error';
   }
@@ -265,17 +276,22 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // The rows were formed before the row wait: the re-run under the snapshot forms the same
     // ones, with the same sequence values, and consumes nothing more.
     // So were the rows of an INSERT that waited on a duplicate key, at any isolation level.
+    // (Only the sequences whose values were formed: the others are taken afresh, see below.)
     const formed = kept?.formed ?? step.keyFormed;
     if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
-    if (formed) await restoreSequences(eng, seqs);
+    if (formed) await restoreSequences(eng, statesOf(seqs, formed));
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
-      // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL).
+      // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL). When
+      // the wait was a trigger's, EvalPlanQual re-forms that trigger's row, not the statement's.
       base = step.epqBase = await freezeSubqueries(eng, s, original);
       kept.fresh = true;
       st = epqStatement(eng, s, base);
+      const same = kept.formedBeyondRecheck ? kept.formed : undefined;
+      if (same) await restoreSequences(eng, same);
       dry = await dryRun(eng, s, st);
+      if (same) await restoreSequences(eng, statesOf(seqs, same));
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
@@ -308,7 +324,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const outcome = waitOnXid(eng, s, wait.session, wait.xid, undefined, 'insert');
       // The new row, with its sequence values, is formed before the unique check waits; after the
       // wait PostgreSQL inserts that same row: the values stay taken, and the re-run forms them again.
-      if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+      if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
       return outcome;
     }
     // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
@@ -382,7 +398,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       xactWaitContext('insert', block, offset, relation),
     );
     // The row was formed before the check waited: after the wait it is checked and inserted as formed.
-    if (outcome === 'wait') step.keyFormed ??= seqs ?? undefined;
+    if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
     return outcome;
   }
   if (st !== base) lockRecheckedVersions(eng, s, st, dry);
@@ -444,7 +460,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // formed for after the wait: the values stay taken and the re-run forms the same ones.
   const rowWait = step.wait?.tag.type === 'tuple' || (step.wait?.tag.type === 'transactionid' && step.wait.tuple !== undefined);
   const keyWait = step.wait?.tag.type === 'transactionid' && step.wait.tuple === undefined;
-  if (outcome === 'wait' && keyWait) step.keyFormed ??= seqs ?? undefined;
+  if (outcome === 'wait' && keyWait) await formedBeforeKeyWait(eng, s, st, seqs);
   if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
@@ -459,7 +475,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // wait. A relation lock is waited for before the statement takes its snapshot.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && s.txn?.isolation === 'read committed') {
     step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
-    if (rowWait) step.stmtSnapshot.formed ??= seqs ?? undefined;
+    if (rowWait && seqs) await formedBeforeWait(eng, s, st, step.stmtSnapshot, seqs);
   }
   // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
   // its rows), or the target's.
@@ -536,7 +552,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       dry.plan.flatMap((p) => (p.kind === 'adv' && p.sessionLevel ? [p] : [])),
     );
   if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
-  step.results.push(...dry.raw.results);
+  const maintenance = st.cls.kind === 'dml' ? st.cls.maintenance : undefined;
+  step.results.push(...(maintenance ? dry.raw.results.map((r) => ({ ...r, command: maintenance.command })) : dry.raw.results));
   step.notices.push(...dry.raw.notices);
   if (dry.signals) eng.signals.push(...dry.signals);
   releaseTupleLocks(eng, s);
@@ -752,6 +769,58 @@ function recheckReordered(s: Sess, dry: DryRun): boolean {
   );
   const known = order.filter((i) => i >= 0);
   return known.some((i, k) => k > 0 && i < known[k - 1]);
+}
+
+/**
+ * A statement waits for a row under READ COMMITTED: which of the sequence values its dry run took
+ * PostgreSQL took before the wait. A wait for a row of the table the statement writes comes
+ * before that row's new version is written and before the row's triggers run (GetTupleForTrigger
+ * locks the row before a BEFORE trigger): the values of the statement's own columns are formed
+ * (kept for the re-run), while a trigger's (an audit row's serial) are taken after the wait, so
+ * they are given back now and taken afresh then. A wait inside a trigger, a cascade or a
+ * foreign-key check comes after the statement formed and wrote its rows: their values are kept
+ * through EvalPlanQual too; the trigger chain's go back (an audit row written by the waiting
+ * UPDATE's trigger, or by a cascade's AFTER triggers, which fire at the end of its statement).
+ */
+async function formedBeforeWait(eng: EngineContext, s: Sess, st: ParsedStatement, snap: StatementSnapshot, seqs: string[]): Promise<void> {
+  const cls = st.cls;
+  const w = s.step?.wait;
+  const waited = w?.tuple?.relation ?? (w?.tag.type === 'tuple' ? w.tag.relation : undefined);
+  const written = cls.kind === 'dml' ? (cls.target?.relname ?? (cls.verb === 'insert' ? cls.relations[0] : undefined)) : undefined;
+  const onTarget = waited !== undefined && waited === written;
+  if (snap.formed) {
+    // A later wait of the same statement: what this run took for triggers goes back again.
+    await restoreSequences(eng, statesOf(seqs, snap.formed, true));
+    return;
+  }
+  if (!onTarget) snap.formedBeyondRecheck = true;
+  snap.formed = await ownFormed(eng, st, written, seqs);
+}
+
+/**
+ * The statement's own values among those its run took (ownSequences of the table it writes), kept
+ * for the re-run; the others, a trigger's, go back now, to be taken afresh after the wait.
+ */
+async function ownFormed(eng: EngineContext, st: ParsedStatement, written: string | undefined, seqs: string[]): Promise<string[]> {
+  const own = await ownSequences(eng, st.sql, eng.catalog.find((c) => c.name === written)?.oid);
+  await restoreSequences(
+    eng,
+    seqs.filter((x) => !own.has(stateSequence(x))),
+  );
+  return seqs.filter((x) => own.has(stateSequence(x)));
+}
+
+/**
+ * An INSERT waits on a duplicate key (the unique check, or ON CONFLICT's pre-check): its row was
+ * formed (and, for the unique check, written) before the wait, its AFTER triggers run after it.
+ */
+async function formedBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatement, seqs: string[] | null): Promise<void> {
+  const step = s.step!;
+  if (!seqs) return;
+  // A later wait of the same statement: what this run took for triggers goes back again.
+  if (step.keyFormed) return restoreSequences(eng, statesOf(seqs, step.keyFormed, true));
+  const written = st.cls.kind === 'dml' && st.cls.verb === 'insert' ? st.cls.relations[0] : undefined;
+  step.keyFormed = await ownFormed(eng, st, written, seqs);
 }
 
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */

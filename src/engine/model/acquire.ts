@@ -129,10 +129,18 @@ export function walkPlan(
         // INSERT … ON CONFLICT: the rows it inserted before this one's conflict have their index
         // entries in (inProcessingOrder), and a transaction id, while it waits for this row.
         if (passed.length) keepPassed(currentXid(eng, s));
+        // The newest version of a row a committed update changed, reached by following the chain
+        // (heapam_tuple_lock, FIND_LAST_VERSION): its updater is waited for "while rechecking
+        // updated tuple" (XLTW_FetchUpdated), a locker by heap_lock_tuple "while locking tuple".
+        const followed =
+          step.epq?.oid === item.tuple.oid && step.epq.followed?.includes(`(${item.tuple.block},${item.tuple.offset})`) === true;
+        const changer = conflicting[0].mode === 'Update' || conflicting[0].mode === 'NoKeyUpdate';
         // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
-        // member or the single locker): "avoids deadlock".
+        // member or the single locker): "avoids deadlock". Nor when the wait is the chain walk's
+        // for an updater: heapam_tuple_lock's SnapshotDirty fetch waits for its xid directly, so
+        // every waiter that follows the chain waits for the updater, none for another waiter.
         const alreadyLocker = eng.rows.heldMode(item.tuple, s.name) !== undefined;
-        if (!alreadyLocker && !step.tupleLocks.some((t) => sameTag(t, ttag))) {
+        if (!alreadyLocker && !(followed && changer) && !step.tupleLocks.some((t) => sameTag(t, ttag))) {
           const r = eng.lm.acquire(s.proc, ttag, tmode);
           if (r.status === 'granted') {
             step.tupleLocks.push(ttag);
@@ -143,12 +151,6 @@ export function walkPlan(
         // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
         // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
         const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');
-        // The newest version of a row a committed update changed, reached by following the chain
-        // (heapam_tuple_lock, FIND_LAST_VERSION): its updater is waited for "while rechecking
-        // updated tuple" (XLTW_FetchUpdated), a locker by heap_lock_tuple "while locking tuple".
-        const followed =
-          step.epq?.oid === item.tuple.oid && step.epq.followed?.includes(`(${item.tuple.block},${item.tuple.offset})`) === true;
-        const changer = conflicting[0].mode === 'Update' || conflicting[0].mode === 'NoKeyUpdate';
         const ctx = xactWaitContext(
           precheck ? 'insert' : followed ? (changer ? 'recheck' : 'lock') : item.mode === 'Update' && verb === 'update' ? 'update' : verb,
           item.tuple.block,

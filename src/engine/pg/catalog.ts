@@ -62,6 +62,38 @@ export async function restoreSequences(eng: EngineContext, states: string[] | nu
   if (states?.length) await eng.ex.run(states.join(';\n'));
 }
 
+/** The sequence a state from sequenceStates sets (its regclass text). */
+export function stateSequence(state: string): string {
+  return /setval\('((?:[^']|'')*)'/.exec(state)![1].replace(/''/g, "'");
+}
+
+/** The states of `states` whose sequences `of` has a state for (or, with `not`, has none for). */
+export function statesOf(states: string[] | null, of: string[], not = false): string[] {
+  const names = new Set(of.map(stateSequence));
+  return (states ?? []).filter((x) => names.has(stateSequence(x)) !== not);
+}
+
+/**
+ * The sequences a statement's own new row versions take values from: those its text names
+ * (nextval('revs')), and the defaults and identity columns of `targetOid`, the table it writes.
+ * The others are taken by triggers and cascades.
+ */
+export async function ownSequences(eng: EngineContext, sql: string, targetOid: number | undefined): Promise<Set<string>> {
+  const own = new Set<string>();
+  if (targetOid !== undefined)
+    for (const [q] of await eng.ex.must(
+      `SELECT s.oid::regclass::text FROM pg_catalog.pg_class s WHERE s.relkind = 'S' AND (
+         EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = s.oid
+                   AND d.refobjid = ${Number(targetOid)} AND d.deptype IN ('a', 'i'))
+         OR EXISTS (SELECT 1 FROM pg_catalog.pg_attrdef ad JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::regclass AND d.objid = ad.oid
+                      WHERE ad.adrelid = ${Number(targetOid)} AND d.refobjid = s.oid))`,
+    ))
+      own.add(q!);
+  const text = sql.toLowerCase();
+  for (const q of eng.sequences) if (text.includes((q.split('.').pop() ?? q).replace(/"/g, '').toLowerCase())) own.add(q);
+  return own;
+}
+
 /**
  * Rolled-back dry runs leave dead tuples behind, and every dry run scans the pages: vacuum the
  * user tables now and then, between transactions (live tuples never move, so ctids hold).

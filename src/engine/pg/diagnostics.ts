@@ -58,6 +58,8 @@ export interface DiagnosticsInput {
    */
   queryStartMs?: Record<string, number>;
   backendXmin?: Record<string, number | null>;
+  /** The next transaction id to be assigned: the xmin of a snapshot taken while no transaction has one. */
+  nextXid?: number;
   /** Show PostgreSQL 18's auxiliary processes (checkpointer, io workers, …) in pg_stat_activity; default true. */
   auxiliaryProcesses?: boolean;
 }
@@ -193,12 +195,16 @@ const AUXILIARY: [number, string, string, boolean][] = [
   [-4, 'WalWriterMain', 'walwriter', false],
 ];
 
-/** Approximate snapshot xmin: the oldest xid running in another session, else the next xid. */
-function approxXmin(s: SessionSnapshot, all: SessionSnapshot[]): number | null {
+/**
+ * Approximate snapshot xmin: the oldest xid running in another session, else the next xid. A
+ * snapshot always has one (GetSnapshotData starts from latestCompletedXid + 1), also when no
+ * transaction has an xid yet.
+ */
+function approxXmin(s: SessionSnapshot, all: SessionSnapshot[], nextXid: number | undefined): number | null {
   const others = all.filter((o) => o.name !== s.name && o.xid !== null).map((o) => o.xid!);
   if (others.length) return Math.min(...others);
   const any = all.filter((o) => o.xid !== null).map((o) => o.xid!);
-  return any.length ? Math.max(...any) + 1 : null;
+  return any.length ? Math.max(...any) + 1 : (nextXid ?? null);
 }
 
 /** Whether a session holds a snapshot now (so backend_xmin is set). */
@@ -237,7 +243,7 @@ function activityRow(s: SessionSnapshot, input: DiagnosticsInput): Json {
     input.backendXmin && s.name in input.backendXmin
       ? input.backendXmin[s.name]!
       : holdsSnapshot(s, isMe)
-        ? approxXmin(s, input.sessions)
+        ? approxXmin(s, input.sessions, input.nextXid)
         : null;
   return {
     datid: input.databaseOid,

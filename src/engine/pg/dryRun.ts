@@ -14,7 +14,19 @@ import { addCursor, runStatement } from './cursor';
 import { Batch } from './batch';
 import { decodeTuples, LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA } from './names';
-import { advisorySql, beginSql, gucCount, gucSql, ident, lockClause, relSql, replayNeedsReplica, replaySql, verifyReplay } from './replay';
+import {
+  advisorySql,
+  beginSql,
+  gucCount,
+  gucSql,
+  ident,
+  literal,
+  lockClause,
+  relSql,
+  replayNeedsReplica,
+  replaySql,
+  verifyReplay,
+} from './replay';
 import { takeSignals } from './diagnostics';
 import { injectionSql, takeInjectionMarkers } from './inject';
 import { shadowSql } from './shadows';
@@ -143,6 +155,10 @@ export async function dryRunInner(
   const entriesSql = txn.sx?.doomed ? indexEntriesSql(eng) : '';
   const b = new Batch()
     .add('begin', begin.sql, begin.count)
+    // Each session is its own connection in PostgreSQL, named after the session (as isolationtester
+    // and pg_stat_activity name it): a trigger or query reading current_setting('application_name')
+    // sees that name. Set first, so the session's own SET of it still wins.
+    .add('appName', `SET LOCAL application_name = ${literal(s.name)};\n`, 1)
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
     .add('advisory', advisoryPrefix, advisoryHolds.length)
     .add('replay', replay.sql, replay.checks.length)

@@ -19,7 +19,7 @@ import type { PgMessage } from '../types';
 import { restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
-import { riCheckQuery } from './probes';
+import { keyShareBlocked, riCheckQuery } from './probes';
 import { ident, relSql } from './replay';
 
 /**
@@ -45,7 +45,7 @@ const USER_FUNCTIONS_SQL = 'EXECUTE lockstep_user_functions';
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
  * the row's table, matching the row by position and contents (OLD has no ctid in PL/pgSQL).
  */
-export function probeSql(tuple: TupleId, rel = ident(tuple.relation)): { sql: string; count: number } {
+export function probeSql(tuple: TupleId, rel = ident(tuple.relation), fk = true): { sql: string; count: number } {
   const ctid = `(${tuple.block},${tuple.offset})`;
   const sql = `CREATE FUNCTION ${PROBE_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
 DECLARE hit boolean;
@@ -56,7 +56,9 @@ BEGIN
 END $lockstep$;
 CREATE TRIGGER ${PROBE_TRIGGER} BEFORE UPDATE OR DELETE ON ${rel} FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}('${ctid}');
 ALTER TABLE ${rel} ENABLE ALWAYS TRIGGER ${PROBE_TRIGGER};
-CREATE FUNCTION ${PROBE_FUNCTION}_fk() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
+`;
+  if (!fk) return { sql, count: 3 };
+  const fkSql = `CREATE FUNCTION ${PROBE_FUNCTION}_fk() RETURNS trigger LANGUAGE plpgsql AS $lockstep$
 DECLARE parent jsonb; hit boolean;
 BEGIN
   -- An UPDATE that keeps the referencing columns runs no check (RI_FKey_fk_upd_check_required).
@@ -88,7 +90,7 @@ BEGIN
   END LOOP;
 END $lockstep$;
 `;
-  return { sql, count: 5 };
+  return { sql: sql + fkSql, count: 5 };
 }
 
 /**
@@ -112,12 +114,13 @@ export async function stackAtRow(
   s: Sess,
   st: ParsedStatement,
   tuple: TupleId,
+  fk = true,
 ): Promise<{ op: string; stack: string } | undefined> {
   // nextval is not transactional: the probe gives back what its run took.
   const seqs = await sequenceStates(eng);
   let error: PgMessage | undefined;
   try {
-    error = (await dryRun(eng, s, st, false, false, probeSql(tuple, relSql(eng, tuple.relation)))).raw.error;
+    error = (await dryRun(eng, s, st, false, false, probeSql(tuple, relSql(eng, tuple.relation), fk))).raw.error;
   } catch (e) {
     // The probe's objects could not be made (a READ ONLY transaction): the tuple alone is named.
     if (!(e instanceof EngineInternalError)) throw e;
@@ -159,7 +162,10 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   // key's cascade (ri_triggers.c runs its DELETE / UPDATE through SPI as well).
   const named = st.cls.kind === 'dml' && st.cls.relations.includes(tuple.relation);
   if (named && !(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
-  const found = await stackAtRow(eng, s, st, tuple);
+  // A foreign-key check locks the referenced row FOR KEY SHARE: it waits only for a holder that
+  // deleted the row, changed its key or locked it FOR UPDATE. Behind any other holder (a trigger's
+  // non-key UPDATE of the parent) the check passes and the wait is further on.
+  const found = await stackAtRow(eng, s, st, tuple, keyShareBlocked(eng, s, tuple));
   if (!found?.stack) return;
   if (found.op.startsWith('FK ')) {
     // The check of a row the function's statement wrote: the check's query, then that statement's stack.

@@ -41,6 +41,8 @@ export async function foreignKeyContext(eng: EngineContext, s: Sess, st: ParsedS
   const w = s.step?.wait;
   const cls = st.cls;
   if (!w?.tuple || !w.context || cls.kind !== 'dml' || cls.relations.includes(w.tuple.relation)) return;
+  // The check's FOR KEY SHARE does not wait for a holder that only updated non-key columns.
+  if (!keyShareBlocked(eng, s, w.tuple)) return;
   // eng.relations knows partitioned tables too (they have no storage, so no catalog entry).
   const from = cls.relations.flatMap((r) => [...eng.relations].filter(([, i]) => !i.isIndex && i.name === r).map(([oid]) => oid));
   if (!from.length) return;
@@ -215,4 +217,9 @@ export async function arbiterBlocker(
     .filter((k) => byKey.has(`${k.index}\u0001${k.key}`))
     .sort((a, b) => pos(a.ctid)[0] - pos(b.ctid)[0] || pos(a.ctid)[1] - pos(b.ctid)[1]);
   return hits.length ? byKey.get(`${hits[0].index}\u0001${hits[0].key}`) : undefined;
+}
+
+/** Whether another session holds `tuple` in a mode that a foreign-key check's FOR KEY SHARE waits for. */
+export function keyShareBlocked(eng: EngineContext, s: Sess, tuple: TupleId): boolean {
+  return eng.rows.conflicting(tuple, 'ForKeyShare', s.name).length > 0;
 }

@@ -94,6 +94,7 @@ export function diagnosticsInput(eng: EngineContext, me: Sess): DiagnosticsInput
       }));
     }),
     databaseOid: DATABASE_OID,
+    nextXid: eng.nextXid,
     databaseName: 'postgres',
     userName: 'postgres',
   };

@@ -28,6 +28,13 @@ export interface StatementSnapshot {
    * row: PostgreSQL writes the rows it formed once the holder ends without changing the row.
    */
   formed?: string[];
+  /**
+   * The wait was inside a trigger, a cascade or a foreign-key check, after the statement wrote its
+   * own rows: EvalPlanQual forms again only the row that trigger's statement waited for, so a re-run
+   * with a new snapshot forms the statement's rows with the same values too (`formed`, the
+   * statement's own sequences).
+   */
+  formedBeyondRecheck?: boolean;
 }
 
 /** SQL that exports a snapshot equal to the one the statement's dry run just used (nothing ran in between). */
