@@ -38,6 +38,7 @@ export function restrictToTuples(
   let end = bytes.length;
   // A locking SELECT's ORDER BY: the byte offset after its BY.
   let orderBy = -1;
+  let limited = false;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
     const word = t.text.toUpperCase();
@@ -48,6 +49,7 @@ export function restrictToTuples(
       if (word === 'WHERE' && where < 0) where = t.end;
       else if (tail.has(word) && t.start > Math.max(where, 0) && end === bytes.length) end = t.start;
       if (verb === 'select' && word === 'ORDER' && tokens[i + 1]?.text.toUpperCase() === 'BY' && orderBy < 0) orderBy = tokens[i + 1].end;
+      if (verb === 'select' && (word === 'LIMIT' || word === 'FETCH' || word === 'OFFSET')) limited = true;
     }
   }
   // WHERE CURRENT OF resolves to the newest version of the cursor's row (TidRecheck): the row itself, followed.
@@ -68,10 +70,16 @@ export function restrictToTuples(
   // scan first found come first, in the order it locked them; the rest (past a LIMIT) follow in
   // the statement's own order. Only when `ctids` are all in that order (`ordered`): a row the
   // session had locked before took no new lock, so its place among them is not known.
+  // Without ORDER BY the rows come in the scan's order, and a LIMIT stops the scan: PostgreSQL's
+  // goes on from the row it waited for, the re-run's would meet that row's new version last and
+  // stop before it. So the re-run sorts the found rows into the order the scan locked them, the
+  // rest after them in their physical order (a sequential scan's).
   const tailSql =
     ordered && orderBy >= 0
       ? `${slice(end, orderBy)} pg_catalog.array_position(${list}, ${t}.ctid),${slice(orderBy, bytes.length)}`
-      : slice(end, bytes.length);
+      : ordered && limited
+        ? `ORDER BY pg_catalog.array_position(${list}, ${t}.ctid), ${t}.ctid ${slice(end, bytes.length)}`
+        : slice(end, bytes.length);
   if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${tailSql}`.trim();
   return `${slice(0, end).trimEnd()} WHERE ${restriction} ${tailSql}`.trim();
 }

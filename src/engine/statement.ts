@@ -500,7 +500,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
         (e) =>
           e.kind === 'sql' || e.ops.some((op) => (op.op === 'insert' ? op.rel === oid : op.op !== 'advisory' && op.target.rel === oid)),
       );
-      const ordered = !touched && held.length === 0;
+      // Rows this statement locked before it waited are in `found`, in the scan's order.
+      const mine = new Set((step.rowsBeforeWait ?? []).map((r) => `${r.tuple.oid}:(${r.tuple.block},${r.tuple.offset})`));
+      const ordered = !touched && held.every((c) => mine.has(`${oid}:${c}`));
       step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}), ...(ordered ? { ordered } : {}) };
     }
   }
