@@ -31,6 +31,19 @@ export interface SubqueryBody {
   body: string;
 }
 
+/** The statement's top node when it is one of `types`, with its tokens; undefined when it does not parse. */
+function parseTop(sql: string, types: string[]): { body: Node; tokens: SqlToken[] } | undefined {
+  try {
+    const stmt = (parseSync(sql) as { stmts?: { stmt: Node }[] }).stmts?.[0]?.stmt;
+    if (!stmt) return undefined;
+    const [type, body] = Object.entries(stmt)[0] as [string, Node];
+    if (!types.includes(type)) return undefined;
+    return { body, tokens: (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a parse subtree holds a locking clause (FOR UPDATE / SHARE …) anywhere. */
 function locks(node: unknown): boolean {
   if (!node || typeof node !== 'object') return false;
@@ -46,17 +59,9 @@ function locks(node: unknown): boolean {
  * does not parse or is not an UPDATE, DELETE or SELECT.
  */
 export function subqueryBodies(sql: string): SubqueryBody[] {
-  let stmt: Node | undefined;
-  let tokens: SqlToken[];
-  try {
-    stmt = (parseSync(sql) as { stmts?: { stmt: Node }[] }).stmts?.[0]?.stmt;
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return [];
-  }
-  if (!stmt) return [];
-  const [type, body] = Object.entries(stmt)[0] as [string, Node];
-  if (type !== 'UpdateStmt' && type !== 'DeleteStmt' && type !== 'SelectStmt') return [];
+  const top = parseTop(sql, ['UpdateStmt', 'DeleteStmt', 'SelectStmt']);
+  if (!top) return [];
+  const { body, tokens } = top;
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
   const locations: number[] = [];
@@ -153,17 +158,9 @@ export interface OtherRelation {
  * too), ONLY references and aliases with column lists; none at all when a CTE changes data.
  */
 export function otherRelations(sql: string): OtherRelation[] {
-  let stmt: Node | undefined;
-  let tokens: SqlToken[];
-  try {
-    stmt = (parseSync(sql) as { stmts?: { stmt: Node }[] }).stmts?.[0]?.stmt;
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return [];
-  }
-  if (!stmt) return [];
-  const [type, body] = Object.entries(stmt)[0] as [string, Node];
-  if (type !== 'UpdateStmt' && type !== 'DeleteStmt') return [];
+  const top = parseTop(sql, ['UpdateStmt', 'DeleteStmt']);
+  if (!top) return [];
+  const { body, tokens } = top;
   const ctes = (((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []).map(
     (c) => (c.CommonTableExpr as Node | undefined)?.ctequery as Node | undefined,
   );
