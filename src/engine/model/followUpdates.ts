@@ -35,9 +35,13 @@ export function noteMovedRows(eng: ModelState, s: Sess): void {
  */
 export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, string>): void {
   const moved = new Map<string, string>();
+  // Versions the transaction made and then deleted: the chain ends in a deleted tuple, which
+  // EvalPlanQual skips (table_tuple_lock returns TM_Deleted): nothing lives on to follow or lock.
+  const deleted = new Set<string>();
   for (const e of s.txn!.log) {
     if (e.kind !== 'image') continue;
     for (const op of e.ops) {
+      if (op.op === 'delete' && op.target.own) deleted.add(`${op.target.rel}:${op.target.ctid}`);
       if (op.op !== 'update') continue;
       const cur = committed.get(`${op.target.rel}:${op.newCtid}`);
       if (!cur) continue;
@@ -50,7 +54,7 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
   }
   for (const [from, viaOrig] of moved) {
     const cur = committed.get(viaOrig);
-    if (!cur) continue;
+    if (!cur || deleted.has(viaOrig)) continue;
     const [rel, oldCtid] = from.split(':');
     const [b, o] = cur.slice(1, -1).split(',').map(Number);
     const [ob, oo] = oldCtid.slice(1, -1).split(',').map(Number);
