@@ -85,7 +85,7 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual([]);
   });
 
-  it('a statement that raised notices and then waited for a row is noted; one without notices is not', async () => {
+  it('notices raised before a row wait are sent while the step waits; a recheck on a new version that raised them is noted', async () => {
     const e = await engine();
     await e.submit('s1', 'BEGIN');
     await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
@@ -94,11 +94,26 @@ describe('approximation notes', () => {
     await e.submit('s1', 'ROLLBACK');
     expect(last(e, 's2')).toEqual([]);
     await e.submit('s2', 'ROLLBACK');
+    // The holder ends without changing the row: the notice went out before the wait, once.
     await e.submit('s1', 'BEGIN');
     await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
     await e.submit('s2', 'BEGIN');
-    await e.submit('s2', "DO $$ BEGIN RAISE NOTICE 'before'; UPDATE accounts SET balance = 1 WHERE id = 1; END $$");
+    await e.submit('s2', "DO $$ BEGIN RAISE NOTICE 'before'; UPDATE accounts SET balance = 1 WHERE id = 1; RAISE NOTICE 'after'; END $$");
+    expect(e.statusOf('s2')).toBe('waiting');
+    expect(e.stepNotices('s2').map((n) => n.message)).toEqual(['before']);
     await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+    expect(e.takeResult('s2')?.notices.map((n) => n.message)).toEqual(['before', 'after']);
+    await e.submit('s2', 'ROLLBACK');
+    // The holder changed the row: the recheck on its new version raises the WHERE clause's
+    // notices again, which the simulator's re-run with a new snapshot cannot tell apart: noted.
+    await e.submit('s1', "CREATE FUNCTION noisy(int) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'row %', $1; RETURN true; END $$");
+    await e.submit('s1', 'BEGIN');
+    await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', 'UPDATE accounts SET balance = 1 WHERE id = 1 AND noisy(id)');
+    expect(e.stepNotices('s2').map((n) => n.message)).toEqual(['row 1']);
+    await e.submit('s1', 'COMMIT');
     expect(last(e, 's2')).toEqual(['notices-wait']);
   });
 

@@ -172,6 +172,11 @@ export interface RunningStep {
    * that its new plan no longer has (the failed block's, released with its subtransaction).
    */
   caught?: { heldFrom: number };
+  /**
+   * The notices the current statement raised before its waits, sent to the client while it
+   * waited (statement.ts, sendBeforeWait): its re-runs raise them again, and they are not sent twice.
+   */
+  sentBeforeWait?: PgMessage[];
   /** How many of the transaction's held locks there were when the current statement started. */
   heldFrom?: number;
   /** Where this step touched something the simulator approximates (approximations.ts). */

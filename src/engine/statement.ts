@@ -40,7 +40,9 @@ import { afterSet } from './pg/gucs';
 import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
-import { exportStatementSnapshot, gucSql } from './pg/replay';
+import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
+import { insertMarkSql, markCount, noticesBeforeMark, waitMarkSql } from './pg/inject';
+import type { TupleId } from './model/rowlocks';
 import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
@@ -73,6 +75,7 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
           : undefined;
   step.injected = undefined;
   step.caught = undefined;
+  step.sentBeforeWait = undefined;
   step.heldFrom = s.txn?.held.length ?? 0;
   if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
   if (cls.kind === 'prepare' || cls.kind === 'execute' || cls.kind === 'deallocate') return execPrepared(eng, s, cls);
@@ -321,6 +324,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     const wait = dry.raw.error.sqlstate === '23505' ? await keyBlocker(eng, s, dry.raw.error) : undefined;
     if (wait) {
       currentXid(eng, s);
+      // The row was formed (its BEFORE triggers ran) before the unique check waits: what the run
+      // raised up to the duplicate key reached the client before the wait.
+      sendBeforeWait(s, dry.raw.notices);
       const outcome = waitOnXid(eng, s, wait.session, wait.xid, undefined, 'insert');
       // The new row, with its sequence values, is formed before the unique check waits; after the
       // wait PostgreSQL inserts that same row: the values stay taken, and the re-run forms them again.
@@ -375,7 +381,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
     }
-    step.notices.push(...dry.raw.notices);
+    step.notices.push(...unsentNotices(eng, s, dry.raw.notices));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
     abortTxnState(eng, s, true);
@@ -463,8 +469,6 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && keyWait) await formedBeforeKeyWait(eng, s, st, seqs);
   if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
-  // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
-  if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) approximate(eng, s, 'notices-wait');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
@@ -506,7 +510,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}), ...(ordered ? { ordered } : {}) };
     }
   }
+  // Notices raised before a row wait reach the client at once in PostgreSQL (after the snapshot
+  // export above, which must follow the dry run directly).
+  if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) {
+    const before = rowWait ? await noticesBeforeRowWait(eng, s, st) : keyWait ? await noticesBeforeKeyWait(eng, s, st) : undefined;
+    if (before) sendBeforeWait(s, before);
+    else approximate(eng, s, 'notices-wait');
+  }
   if (outcome !== 'ok') return outcome;
+  const notices = unsentNotices(eng, s, dry.raw.notices);
   step.epq = undefined;
   step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
@@ -556,7 +568,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
   const maintenance = st.cls.kind === 'dml' ? st.cls.maintenance : undefined;
   step.results.push(...(maintenance ? dry.raw.results.map((r) => ({ ...r, command: maintenance.command })) : dry.raw.results));
-  step.notices.push(...dry.raw.notices);
+  step.notices.push(...notices);
   if (dry.signals) eng.signals.push(...dry.signals);
   releaseTupleLocks(eng, s);
   cancelTimers(eng, s, ['statement_timeout']);
@@ -882,4 +894,79 @@ function restoreScanOrder(s: Sess, dry: DryRun): boolean {
   const sorted = items.map((p, i) => ({ p, i })).sort((a, b) => key(a.p) - key(b.p) || a.i - b.i);
   slots.forEach((slot, k) => (dry.plan[slot] = sorted[k].p));
   return true;
+}
+
+/**
+ * The notices a statement raised before the row it now waits for (noticesBeforeRowWait) go to
+ * the client at once, as PostgreSQL sends them: the step's notices grow while it waits. The part
+ * an earlier wait of the same statement sent already is not sent twice.
+ */
+function sendBeforeWait(s: Sess, before: readonly PgMessage[]): void {
+  const step = s.step!;
+  const sent = step.sentBeforeWait ?? [];
+  const fresh = startsWith(before, sent) ? before.slice(sent.length) : before;
+  step.notices.push(...fresh);
+  step.sentBeforeWait = [...sent, ...fresh];
+}
+
+/**
+ * A run's notices less those the statement sent before its waits. A re-run under the statement's
+ * own snapshot (and an INSERT's, which forms the same row again) raises them again first: the
+ * scan PostgreSQL goes on with had raised them once. So does a re-run with a new snapshot
+ * (EvalPlanQual emulated, pg/stmtSnapshot.ts) when what ran before the scan raised them (a DO
+ * block's earlier RAISE); but PostgreSQL's recheck of the waited row's newest version raises its
+ * quals' notices again, and the re-run cannot tell those apart: said on screen.
+ */
+function unsentNotices(eng: EngineContext, s: Sess, notices: readonly PgMessage[]): PgMessage[] {
+  const sent = s.step?.sentBeforeWait;
+  if (!sent?.length) return [...notices];
+  if (s.step?.stmtSnapshot?.fresh) approximate(eng, s, 'notices-wait');
+  return startsWith(notices, sent) ? notices.slice(sent.length) : [...notices];
+}
+
+function startsWith(all: readonly PgMessage[], prefix: readonly PgMessage[]): boolean {
+  return prefix.length <= all.length && prefix.every((n, i) => JSON.stringify(n) === JSON.stringify(all[i]));
+}
+
+/**
+ * The notices an UPDATE or DELETE raised before it reached the row it waits for: a dry run again
+ * (same snapshot, nothing changed since), with a marker at that row (pg/inject.ts, waitMarkSql).
+ * Undefined when the wait is not at a row the statement updates or deletes (a locking SELECT, a
+ * foreign-key check, a trigger's own statement), or the marker was not reached.
+ */
+async function noticesBeforeRowWait(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<PgMessage[] | undefined> {
+  const w = s.step?.wait;
+  const tuple: TupleId | undefined =
+    w?.tuple ?? (w?.tag.type === 'tuple' ? { oid: w.tag.oid, relation: w.tag.relation, block: w.tag.block, offset: w.tag.offset } : undefined);
+  if (!tuple || st.cls.kind !== 'dml' || st.cls.lockingSelect) return undefined;
+  const seqs = await sequenceStates(eng);
+  try {
+    const marked = await dryRun(eng, s, st, false, false, waitMarkSql([tuple], (n) => relSql(eng, n)));
+    return noticesBeforeMark(marked.raw.notices, 0);
+  } catch (e) {
+    if (e instanceof EngineInternalError) return undefined;
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+}
+
+/**
+ * The notices a one-row INSERT raised before its unique check waited on a duplicate key: up to
+ * the end of its BEFORE triggers (a dry run again, with a marker there: pg/inject.ts,
+ * insertMarkSql). Undefined for an INSERT of several rows (which one waited is not marked).
+ */
+async function noticesBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<PgMessage[] | undefined> {
+  const relation = st.cls.kind === 'dml' && st.cls.verb === 'insert' ? st.cls.relations[0] : undefined;
+  if (!relation) return undefined;
+  const seqs = await sequenceStates(eng);
+  try {
+    const marked = await dryRun(eng, s, st, false, false, insertMarkSql(relation, (n) => relSql(eng, n)));
+    return markCount(marked.raw.notices) === 1 ? noticesBeforeMark(marked.raw.notices, 0) : undefined;
+  } catch (e) {
+    if (e instanceof EngineInternalError) return undefined;
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
 }

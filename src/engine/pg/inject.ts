@@ -13,6 +13,7 @@
  * knows the error was raised at all (a row locked by SELECT … FOR UPDATE fires no trigger).
  */
 import type { Injection } from '../model/log';
+import type { TupleId } from '../model/rowlocks';
 import type { PgMessage, RawResult } from '../types';
 import { INTERNAL_SCHEMA } from './names';
 import { ident, literal } from './replay';
@@ -67,4 +68,77 @@ export function takeInjectionMarkers(raw: RawResult): number {
 /** Whether a dry run's error is the injected one itself, not caught by any handler. */
 export function isInjectedError(raw: RawResult, error: PgMessage): boolean {
   return raw.error?.sqlstate === error.sqlstate && raw.error.message === error.message;
+}
+
+/** The wait marker's notice text, followed by the marked row's number. */
+const WAIT_MARK = 'lockstep-wait-mark';
+
+/**
+ * SQL run inside a dry run (rolled back with it) that sends a marker notice the first time the
+ * statement reaches each given row of an UPDATE or DELETE: where PostgreSQL would wait for it.
+ * PostgreSQL locks the row (and waits) after the row passed the statement's quals and before any
+ * BEFORE ROW trigger runs (GetTupleForTrigger), so a BEFORE trigger named to sort before every
+ * other marks that point: the notices before the marker reached the client before the wait.
+ */
+export function waitMarkSql(tuples: readonly TupleId[], rel: (name: string) => string = ident): { sql: string; count: number } {
+  const parts = tuples.map((t, i) => {
+    const fn = `${INTERNAL_SCHEMA}.wait_mark_${i}`;
+    const seq = `${INTERNAL_SCHEMA}.wait_mark_seq_${i}`;
+    // Two leading spaces: it fires before the injected errors' triggers (one) and user triggers.
+    const trigger = `"  lockstep_wait_mark_${i}"`;
+    const table = rel(t.relation);
+    return `CREATE SEQUENCE ${seq};
+CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
+DECLARE hit boolean;
+BEGIN
+  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
+  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
+    RAISE NOTICE '${WAIT_MARK} ${i}';
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $lockstep$;
+CREATE TRIGGER ${trigger} BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}('(${t.block},${t.offset})');
+ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
+`;
+  });
+  return { sql: parts.join(''), count: 4 * tuples.length };
+}
+
+/**
+ * A marked dry run's notices up to the marker of row `index` (not included), with every marker
+ * taken out; undefined when that marker was not sent (the statement never reached the row).
+ */
+export function noticesBeforeMark(notices: readonly PgMessage[], index: number): PgMessage[] | undefined {
+  const isMark = (n: PgMessage) => n.sqlstate === '00000' && n.message.startsWith(`${WAIT_MARK} `);
+  const at = notices.findIndex((n) => isMark(n) && n.message === `${WAIT_MARK} ${index}`);
+  if (at < 0) return undefined;
+  return notices.slice(0, at).filter((n) => !isMark(n));
+}
+
+/**
+ * SQL run inside a dry run (rolled back with it) that sends the wait marker (number 0) for each
+ * row an INSERT into `relation` forms, after the row's BEFORE triggers ran: PostgreSQL checks
+ * the row's unique keys (and ON CONFLICT's arbiters) there, where it waits on a duplicate key.
+ * The trigger's name sorts after every other (U+10FFFF), so it runs last.
+ */
+export function insertMarkSql(relation: string, rel: (name: string) => string = ident): { sql: string; count: number } {
+  const fn = `${INTERNAL_SCHEMA}.insert_mark`;
+  const trigger = `"\u{10FFFF}lockstep_insert_mark"`;
+  const table = rel(relation);
+  return {
+    sql: `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
+BEGIN
+  RAISE NOTICE '${WAIT_MARK} 0';
+  RETURN NEW;
+END $lockstep$;
+CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}();
+ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
+`,
+    count: 3,
+  };
+}
+
+/** How many wait markers a marked dry run sent. */
+export function markCount(notices: readonly PgMessage[]): number {
+  return notices.filter((n) => n.sqlstate === '00000' && n.message.startsWith(`${WAIT_MARK} `)).length;
 }

@@ -833,7 +833,7 @@ export const en = {
     'temp-table':
       'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
     'notices-wait':
-      'Lockstep: this statement raised notices and then waited for a row; PostgreSQL sends the notices raised before the wait at once and the EvalPlanQual recheck raises more, while the simulator shows only the notices of its re-run, after the wait.',
+      'Lockstep: this statement raised notices around a wait for a row; after the wait PostgreSQL raises only those of its recheck of the row’s newest version and of the rest of its scan, while the simulator shows those of its re-run, which can repeat or miss some, or come in another order.',
     'serializable-read-only':
       'Lockstep: DEFERRABLE is not modelled for SERIALIZABLE READ ONLY transactions; the simulator does not wait for a safe snapshot, so the transaction starts at once on a snapshot that may later prove unsafe.',
     // snapshot: a foreign-key check that waited first
