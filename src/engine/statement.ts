@@ -929,7 +929,7 @@ function startsWith(all: readonly PgMessage[], prefix: readonly PgMessage[]): bo
 }
 
 /**
- * The notices an UPDATE or DELETE raised before it reached the row it waits for: a dry run again
+ * The notices an UPDATE or DELETE (or an upsert) raised before it reached the row it waits for: a dry run again
  * (same snapshot, nothing changed since), with a marker at that row (pg/inject.ts, waitMarkSql).
  * Undefined when the wait is not at a row the statement updates or deletes (a locking SELECT, a
  * foreign-key check, a trigger's own statement), or the marker was not reached.
@@ -939,6 +939,9 @@ async function noticesBeforeRowWait(eng: EngineContext, s: Sess, st: ParsedState
   const tuple: TupleId | undefined =
     w?.tuple ?? (w?.tag.type === 'tuple' ? { oid: w.tag.oid, relation: w.tag.relation, block: w.tag.block, offset: w.tag.offset } : undefined);
   if (!tuple || st.cls.kind !== 'dml' || st.cls.lockingSelect) return undefined;
+  // ON CONFLICT DO UPDATE locks the conflicting row (ExecOnConflictUpdate) right after the new
+  // row's BEFORE INSERT triggers, before its own WHERE clause runs.
+  if (st.cls.verb === 'insert') return noticesBeforeKeyWait(eng, s, st);
   const seqs = await sequenceStates(eng);
   try {
     const marked = await dryRun(eng, s, st, false, false, waitMarkSql([tuple], (n) => relSql(eng, n)));
