@@ -217,4 +217,14 @@ describe('approximation notes', () => {
     await e.submit('s1', 'ROLLBACK');
     expect(last(e, 's2')).toEqual(['index-order']);
   });
+  it('REFRESH MATERIALIZED VIEW is noted in a SERIALIZABLE transaction only', async () => {
+    const e = await engine();
+    await e.submit('s1', 'CREATE MATERIALIZED VIEW totals AS SELECT sum(balance) AS total FROM accounts');
+    await e.submit('s1', 'REFRESH MATERIALIZED VIEW totals');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s1', 'BEGIN ISOLATION LEVEL SERIALIZABLE');
+    await e.submit('s1', 'REFRESH MATERIALIZED VIEW totals');
+    expect(last(e, 's1')).toEqual(['matview-serializable']);
+    await e.submit('s1', 'COMMIT');
+  });
 });

@@ -20,7 +20,8 @@ export type ApproximationTopic =
   | 'function-snapshot'
   | 'notices-wait'
   | 'recheck-order'
-  | 'exception-block';
+  | 'exception-block'
+  | 'matview-serializable';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -42,6 +43,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: this statement waited for a row another transaction then updated; PostgreSQL goes on with that row’s new version where its scan met the row, while the simulator meets the new version where it now lies, so rows come in another order (RETURNING, triggers, the order of later waits).',
   'exception-block':
     'Lockstep: this statement runs a PL/pgSQL block with an EXCEPTION clause, and its wait ended in an error; PostgreSQL raises that error inside the block, where a handler may catch it, but the simulator can raise it there only at a row the block updates or deletes, so here the error is shown uncaught.',
+  'matview-serializable':
+    'Lockstep: this transaction is SERIALIZABLE and refreshes a materialized view; the simulator does not track what REFRESH MATERIALIZED VIEW reads and writes for serializable conflicts, so a serialization failure (40001) PostgreSQL reports for it, at this statement or a later one, is not reported.',
   'function-snapshot':
     'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
 };

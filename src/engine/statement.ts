@@ -18,6 +18,7 @@ import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
+import { conflicts } from './model/locks/modes';
 import { PG, xactWaitContext } from './model/messages';
 import { hasConflicts, hasRowConflicts, HEAVYWEIGHT_ITEMS } from './model/plan';
 import { SsiFailure, type SsiWrite } from './model/ssi';
@@ -381,6 +382,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
     }
+    const opened = await relationLocksBeforeError(eng, s, st);
+    if (opened !== 'ok') return opened;
     step.notices.push(...unsentNotices(eng, s, dry.raw.notices));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
@@ -623,6 +626,39 @@ async function ssiReads(eng: EngineContext, s: Sess, st: ParsedStatement, dry: D
     return ssiError(eng, s, e);
   }
   return undefined;
+}
+
+/**
+ * A statement that fails while it executes (a duplicate key, a CHECK, a division by zero) has
+ * opened its tables first: parse analysis and the planner lock them (RowExclusiveLock on an
+ * INSERT's, UPDATE's or DELETE's target, AccessShareLock on what it reads), so a conflicting lock
+ * another session holds is waited for before the error (PostgreSQL's order), and the statement
+ * runs again once they are granted. EXPLAIN without ANALYZE takes exactly those locks: its dry run
+ * finds them. An error EXPLAIN raises too (an unknown column, a missing right) comes from parse
+ * analysis or the executor's start, and is reported as it is.
+ */
+async function relationLocksBeforeError(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || !['select', 'insert', 'update', 'delete', 'merge'].includes(cls.verb)) return 'ok';
+  // Only a relation lock stronger than ROW EXCLUSIVE can make these wait: without one, nothing to probe.
+  const strong = eng.lm
+    .entries()
+    .some(
+      (e) =>
+        e.proc !== s.proc && e.tag.type === 'relation' && (conflicts('RowExclusiveLock', e.mode) || conflicts('AccessShareLock', e.mode)),
+    );
+  if (!strong) return 'ok';
+  const explain = parseStatements(`EXPLAIN (COSTS OFF) ${st.sql}`)[0];
+  if (!explain) return 'ok';
+  const seqs = await sequenceStates(eng);
+  let probe: DryRun;
+  try {
+    probe = await dryRun(eng, s, explain);
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe, HEAVYWEIGHT_ITEMS);
 }
 
 /**

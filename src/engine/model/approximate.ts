@@ -23,4 +23,8 @@ export function noteApproximations(eng: ModelState, s: Sess, st: ParsedStatement
         ? (cls.isolation ?? s.txn?.isolation ?? s.defaultIsolation)
         : undefined;
   if (isolation === 'serializable' && /deferrable/i.test(st.sql) && asksDeferrable(st.sql)) approximate(eng, s, 'serializable-read-only');
+  // REFRESH MATERIALIZED VIEW reads the view's query and rewrites the view inside the utility
+  // command: its reads and writes are not among the SSI facts the engine collects.
+  const own = s.txn?.isolation ?? s.defaultIsolation;
+  if (own === 'serializable' && /^\s*refresh\s+materialized\s+view\b/i.test(st.sql)) approximate(eng, s, 'matview-serializable');
 }

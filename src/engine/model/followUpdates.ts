@@ -35,13 +35,14 @@ export function noteMovedRows(eng: ModelState, s: Sess): void {
  */
 export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, string>): void {
   const moved = new Map<string, string>();
-  // Versions the transaction made and then deleted: the chain ends in a deleted tuple, which
-  // EvalPlanQual skips (table_tuple_lock returns TM_Deleted): nothing lives on to follow or lock.
-  const deleted = new Set<string>();
+  // Versions the transaction itself deleted after creating them: a chain that ends there ends in
+  // a deletion, so heap_lock_tuple's walk to the last version finds the row gone (TM_Deleted) and
+  // nothing follows it.
+  const deletedOwn = new Set<string>();
   for (const e of s.txn!.log) {
     if (e.kind !== 'image') continue;
     for (const op of e.ops) {
-      if (op.op === 'delete' && op.target.own) deleted.add(`${op.target.rel}:${op.target.ctid}`);
+      if (op.op === 'delete' && op.target.own) deletedOwn.add(`${op.target.rel}:${op.target.ctid}`);
       if (op.op !== 'update') continue;
       const cur = committed.get(`${op.target.rel}:${op.newCtid}`);
       if (!cur) continue;
@@ -54,7 +55,7 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
   }
   for (const [from, viaOrig] of moved) {
     const cur = committed.get(viaOrig);
-    if (!cur || deleted.has(viaOrig)) continue;
+    if (!cur || deletedOwn.has(viaOrig)) continue;
     const [rel, oldCtid] = from.split(':');
     const [b, o] = cur.slice(1, -1).split(',').map(Number);
     const [ob, oo] = oldCtid.slice(1, -1).split(',').map(Number);

@@ -25,6 +25,7 @@ import {
   relSql,
   replayNeedsReplica,
   replaySql,
+  setsRole,
   verifyReplay,
 } from './replay';
 import { takeSignals } from './diagnostics';
@@ -76,7 +77,7 @@ export async function dryRun(
       const gid = `lockstep_${o.index}`;
       const begin = await beginSql(eng, o, false);
       const r = await eng.ex.run(
-        `${begin.sql}${gucSql(eng, o)}${replaySql(log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n) }).sql}${partial}PREPARE TRANSACTION '${gid}'`,
+        `${begin.sql}${gucSql(eng, o)}${replaySql(log, { replica: replayNeedsReplica(eng, o), rel: (n) => relSql(eng, n), ...(setsRole(eng, o) ? { role: 'around' as const } : {}) }).sql}${partial}PREPARE TRANSACTION '${gid}'`,
       );
       if (r.error) {
         await eng.ex.run('ROLLBACK');
@@ -126,7 +127,12 @@ export async function dryRunInner(
     Array.from({ length: a.count }, () => advisorySql(a.tag, a.mode, 'session') + ';\n'),
   );
   const advisoryPrefix = advisoryHolds.join('');
-  const replay = replaySql(txn.log, { replica: replayNeedsReplica(eng, s), rel: (n) => relSql(eng, n) });
+  const role = setsRole(eng, s);
+  const replay = replaySql(txn.log, {
+    replica: replayNeedsReplica(eng, s),
+    rel: (n) => relSql(eng, n),
+    ...(role ? { role: 'around' as const } : {}),
+  });
   // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
   // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
   const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
@@ -178,6 +184,8 @@ export async function dryRunInner(
   const first = merged ? 'statement' : 'cursor';
   if (merged)
     b.add('statement', `;\n${st.sql}`, 1)
+      // Under a SET ROLE, what the engine reads after the statement (raw pages) is read as the superuser.
+      .add('unrole', role ? ';\nSET LOCAL ROLE NONE' : '', role ? 1 : 0)
       // With the tuple scan, the sample and the scan's pages come in one statement (pageScan.ts).
       .add('after', `;\n${scanAlong ? FOOTPRINT_SQL : LOCK_SAMPLE_SQL}`, 1);
   else addCursor(b, st.sql);

@@ -86,10 +86,19 @@ export function opSql(op: ImageOp, rel: (name: string) => string = ident): strin
  */
 export function replaySql(
   log: LogEntry[],
-  opts: { replica?: boolean; rel?: (name: string) => string } = {},
+  opts: { replica?: boolean; rel?: (name: string) => string; role?: 'off' | 'around' } = {},
 ): { sql: string; checks: ((tag: string | undefined) => string | null)[] } {
   const parts: string[] = [];
   const checks: ((tag: string | undefined) => string | null)[] = [];
+  if (opts.role) {
+    // The replay is the engine's, not the session's: under a SET ROLE it runs as the superuser
+    // (the engine's schema, session_replication_role), the role kept aside to be put back.
+    parts.push(`SELECT pg_catalog.set_config('${ROLE_KEPT}', pg_catalog.current_setting('role'), true)`, 'SET LOCAL ROLE NONE');
+    checks.push(
+      () => null,
+      () => null,
+    );
+  }
   const hasImages = opts.replica !== false && log.some((e) => e.kind === 'image');
   if (hasImages) {
     // Replay exactly the recorded effects: triggers (and foreign-key checks, whose row locks are
@@ -112,6 +121,10 @@ export function replaySql(
   }
   if (hasImages) {
     parts.push('SET LOCAL session_replication_role = origin');
+    checks.push(() => null);
+  }
+  if (opts.role === 'around') {
+    parts.push(`SELECT pg_catalog.set_config('role', pg_catalog.current_setting('${ROLE_KEPT}'), true)`);
     checks.push(() => null);
   }
   return { sql: parts.map((p) => p + ';\n').join(''), checks };
@@ -172,6 +185,18 @@ export async function exportStatementSnapshot(eng: EngineContext): Promise<strin
   return content;
 }
 
+/** Where replaySql keeps the session's role while the replay runs without it. */
+const ROLE_KEPT = 'lockstep.kept_role';
+
+/**
+ * Whether the session's SETs change the role: the engine's replay and reads then step out of it
+ * (replaySql's `role`), so a role without rights on the engine's own objects runs only its
+ * statements under its rights.
+ */
+export function setsRole(eng: EngineContext, s: Sess): boolean {
+  return /\brole\b/i.test(gucSql(eng, s));
+}
+
 /** The session's SET statements, in replay order (session, transaction, SET LOCAL). */
 export function gucSql(eng: EngineContext, s: Sess): string {
   const t = s.txn;
@@ -225,14 +250,22 @@ export async function commitReplay(
   eng: EngineContext,
   s: Sess,
 ): Promise<{ error: PgMessage } | { error?: undefined; committed: Map<string, string> }> {
-  const replay = replaySql(s.txn!.log, { replica: replayNeedsReplica(eng, s), rel: (n) => relSql(eng, n) });
+  // COMMIT reads the engine's ctid map after the replay: the role stays off to the end, and the
+  // session's SET ROLE, committed with the rest, must not stay on PGlite's one backend for the
+  // other sessions.
+  const role = setsRole(eng, s);
+  const replay = replaySql(s.txn!.log, {
+    replica: replayNeedsReplica(eng, s),
+    rel: (n) => relSql(eng, n),
+    ...(role ? { role: 'off' as const } : {}),
+  });
   const begin = await beginSql(eng, s, false);
   const r = await new Batch()
     .add('begin', begin.sql, begin.count)
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
     .add('replay', replay.sql, replay.checks.length)
     .add('ctidMap', `SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\n`, 1)
-    .add('end', `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()`, 3)
+    .add('end', `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()${role ? ';\nRESET ROLE' : ''}`, role ? 4 : 3)
     .run(eng.ex);
   if (r.error) {
     await eng.ex.run('ROLLBACK');
