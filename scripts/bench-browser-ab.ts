@@ -4,14 +4,18 @@
  * page, and per round measures twice, alternating A, B, A, B, a cold start and a repeat visit
  * with a bare boot after each (as `npm run bench` does), then every step of every lesson of each.
  * Prints per build the medians of the runs and the ratio to the bare boots taken beside it (JSON).
+ * `--steps-only`: no cold starts, only every step of every lesson, A, B per round.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { preview, type PreviewServer } from 'vite';
 import { ROOT, launchChromium } from '../tests/e2e/browser';
 import { bareBoot, coldStart, previewBare, quantile, stepLatencies } from './bench-browser';
 
-const [a, b] = [process.argv[2], process.argv[3]].map((d) => resolve(d ?? ''));
-const rounds = Number(process.argv[4] ?? 2);
+const args = process.argv.slice(2).filter((x) => !x.startsWith('--'));
+const stepsOnly = process.argv.includes('--steps-only');
+const [a, b] = [args[0], args[1]].map((d) => resolve(d ?? ''));
+const rounds = Number(args[2] ?? 2);
 
 async function serve(outDir: string): Promise<{ server: PreviewServer; url: string }> {
   const server = await preview({
@@ -33,8 +37,19 @@ interface Runs {
   stepP95: number[];
   frameMedian: number[];
   frameP95: number[];
+  stepMax: number[];
 }
-const empty = (): Runs => ({ cold: [], list: [], repeat: [], bare: [], stepMedian: [], stepP95: [], frameMedian: [], frameP95: [] });
+const empty = (): Runs => ({
+  cold: [],
+  list: [],
+  repeat: [],
+  bare: [],
+  stepMedian: [],
+  stepP95: [],
+  frameMedian: [],
+  frameP95: [],
+  stepMax: [],
+});
 
 const servers = [await serve(a), await serve(b)];
 const bare = await previewBare();
@@ -42,7 +57,7 @@ const browser = await launchChromium();
 const runs = [empty(), empty()];
 try {
   for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < 2; k++) {
+    for (let k = 0; k < (stepsOnly ? 0 : 2); k++) {
       for (let i = 0; i < 2; i++) {
         const c = await coldStart(browser, servers[i].url);
         runs[i].list.push(c.cold[0]);
@@ -57,8 +72,9 @@ try {
       runs[i].stepP95.push(quantile(s.ms, 0.95));
       runs[i].frameMedian.push(quantile(s.frameMs, 0.5));
       runs[i].frameP95.push(quantile(s.frameMs, 0.95));
+      runs[i].stepMax.push(Math.max(...s.ms));
       console.error(
-        `round ${r + 1} ${i ? 'B' : 'A'}: ${s.ms.length} steps, median ${quantile(s.ms, 0.5).toFixed(1)}, p95 ${quantile(s.ms, 0.95).toFixed(1)}`,
+        `round ${r + 1} ${i ? 'B' : 'A'}: ${s.ms.length} steps, median ${quantile(s.ms, 0.5).toFixed(1)}, p95 ${quantile(s.ms, 0.95).toFixed(1)}, frame median ${quantile(s.frameMs, 0.5).toFixed(1)}, p95 ${quantile(s.frameMs, 0.95).toFixed(1)} (load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]})`,
       );
     }
   }

@@ -102,6 +102,18 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   const where: string[] = [];
   const frame: number[] = [];
   const bytes: number[] = [];
+  const metricNames = ['ScriptDuration', 'LayoutDuration', 'RecalcStyleDuration', 'TaskDuration'] as const;
+  const metricParts: Record<(typeof metricNames)[number], number[]> = {
+    ScriptDuration: [],
+    LayoutDuration: [],
+    RecalcStyleDuration: [],
+    TaskDuration: [],
+  };
+  await cdp.send('Performance.enable');
+  const metrics = async () => {
+    const m = (await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] };
+    return Object.fromEntries(m.metrics.map((x) => [x.name, x.value * 1000]));
+  };
   let profiling = false;
   for (const id of ids) {
     await page.goto(`${base}#/lessons/${id}/step/0`);
@@ -120,6 +132,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
     for (;;) {
       if (await page.getByTestId('step-next').isDisabled()) break;
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
+      const m0 = await metrics();
       const r = await page.evaluate(() => {
         return new Promise<{ ms: number; frameMs: number; answerMs: number; handleMs: number; bytes: number } | null>((res) => {
           const w = window as unknown as { __arrivals: number[]; __handle: number[]; __bytes: number[] };
@@ -158,6 +171,8 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
         await page.waitForFunction(() => !document.querySelector('.player .busy'));
         continue;
       }
+      const m1 = await metrics();
+      for (const k of metricNames) metricParts[k].push(m1[k] - m0[k]);
       total.push(r.ms);
       where.push(`${id}#${total.length}`);
       worker.push(r.answerMs);
@@ -178,6 +193,8 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   console.log('worker handleMs         ', q(handle));
   console.log('click → frame rendered  ', q(frame));
   console.log('answer JSON chars       ', q(bytes));
+  console.log('main thread, click → frame (+ the page.evaluate round trips), CDP Performance metrics:');
+  for (const k of metricNames) console.log(`  ${k.padEnd(22)}`, q(metricParts[k]));
   const order = total.map((_, i) => i).sort((x, y) => total[y] - total[x]);
   for (const i of order.slice(0, 8))
     console.log(
@@ -245,6 +262,9 @@ try {
   await ctx.addInitScript(INSTRUMENT);
   const page = await ctx.newPage();
   await coldProfile(page, base);
+  // The cold profile left the first lesson open: the list is on #/.
+  await page.goto(`${base}#/`);
+  await page.locator('[data-testid="lesson-row"]').first().waitFor();
   const ids = only.length
     ? only
     : await page.locator('[data-testid="lesson-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-lesson') ?? ''));

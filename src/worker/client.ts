@@ -229,7 +229,7 @@ export class EngineClient {
     if (!('state' in r)) throw new Error('unexpected answer from the engine worker');
     const costs = this.costs.slice(0, r.history.length);
     while (costs.length < r.history.length) costs.push(0);
-    if (oneAction && r.history.length === this.history.length + 1) costs[costs.length - 1] = r.timing.handleMs;
+    if (oneAction && r.history.length === this.history.length + 1) costs[costs.length - 1] = r.timing.workMs ?? r.timing.handleMs;
     this.costs = costs;
     this.history = r.history;
     this.cursor = r.state.cursor;

@@ -3,17 +3,32 @@
  * one Player at a time, requests handled strictly one after another.
  */
 import { loadParser, PgliteExecutor } from '../engine';
-import { ActionRefused, Player, ScenarioSetupError } from '../sim/player';
+import { ActionRefused, Player, ScenarioSetupError, type PlayerAction, type PlayerFrame } from '../sim/player';
 import { lessonToSpec, parseLesson } from '../scenario/lesson';
 import { parseSpec } from '../scenario/spec';
 import type { Spec } from '../scenario/types';
-import type { Command, Request, Response, ScenarioSource } from './protocol';
+import type { Command, Request, Response, ScenarioSource, Timing } from './protocol';
 import { SimDriver } from '../sim/simDriver';
 import { exploreBatch, invariantHolds, type ExploreBatch } from '../scenario/explore';
 import { measureStatementLocks } from '../engine/pg/statementLocks';
 import { parseSync } from 'libpg-query';
 import { syntaxProblem } from './sqlcheck';
 import type { LocksAnswer } from './protocol';
+
+/**
+ * A lesson's next script step, done while the Worker had nothing to do: its answer, and the
+ * history to go back to when the next request is not that step.
+ */
+interface Ahead {
+  player: Player;
+  frame: PlayerFrame;
+  history: PlayerAction[];
+  before: PlayerAction[];
+  workMs: number;
+}
+
+/** Requests that rebuild the player from a prefix of its history (or replace it), so a step done ahead needs no undo first. */
+const REBUILDS: ReadonlySet<Command['type']> = new Set(['open', 'replay', 'goto', 'reset']);
 
 /** Handles protocol requests; `handle` never throws. */
 export class Host {
@@ -22,10 +37,20 @@ export class Host {
   private player: Player | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private broken: string | null = null;
+  /** The open scenario is a lesson (curated steps): only then is its next step done ahead. */
+  private lesson = false;
+  private ahead: Ahead | null = null;
+  private readonly lookAhead: boolean;
 
-  /** Starts PGlite and the SQL parser at once, so a scenario opens fast. */
-  constructor(createExecutor: () => Promise<PgliteExecutor> = () => PgliteExecutor.create()) {
+  /**
+   * Starts PGlite and the SQL parser at once, so a scenario opens fast. `lookAhead` (default on):
+   * after answering with a lesson's state, the next script step runs while the learner reads, and
+   * a following Next is answered from it (the engine is deterministic: the same history gives the
+   * same frame); any other request first goes back to the history it was sent for.
+   */
+  constructor(createExecutor: () => Promise<PgliteExecutor> = () => PgliteExecutor.create(), opts: { lookAhead?: boolean } = {}) {
     const t0 = performance.now();
+    this.lookAhead = opts.lookAhead ?? true;
     this.boot = Promise.all([createExecutor(), loadParser()]).then(([ex]) => {
       this.bootMs = performance.now() - t0;
       return ex;
@@ -36,15 +61,55 @@ export class Host {
   /** Answers one request after the ones before it. */
   handle(req: Request): Promise<Response> {
     const job = this.queue.then(() => this.answer(req));
-    this.queue = job;
+    // The step ahead starts in a later task, so the Worker posts this answer first.
+    this.queue = job.then((r) =>
+      this.wantsAhead(req, r) ? new Promise((ok) => setTimeout(ok, 0)).then(() => this.runAhead()) : undefined,
+    );
     return job;
+  }
+
+  /** After a lesson's navigation or plain step answered without error, mid-step or at the end: the next step is worth doing ahead. */
+  private wantsAhead(req: Request, r: Response): boolean {
+    if (!this.lookAhead || !this.lesson || !this.player || !r.ok || !('state' in r)) return false;
+    if (!(REBUILDS.has(req.type) || (req.type === 'action' && isPlainStep(req.action)))) return false;
+    const s = r.state;
+    return s.error === undefined && !s.midStep && s.cursor < s.script.length;
+  }
+
+  /** Runs the next script step now and keeps its answer (never throws: a failed step is simply not kept). */
+  private async runAhead(): Promise<void> {
+    const p = this.player;
+    if (!p || this.broken || this.ahead) return;
+    const before = [...p.history];
+    const t0 = performance.now();
+    try {
+      await p.perform({ type: 'step' });
+    } catch {
+      // Refused or failed: perform() left the state as it was; the real request will say why.
+      return;
+    }
+    // A copy: nothing the engine does later may change the answer kept for the next request.
+    this.ahead = { player: p, frame: structuredClone(p.view()), history: [...p.history], before, workMs: performance.now() - t0 };
   }
 
   private async answer(req: Request): Promise<Response> {
     const t0 = performance.now();
-    const timing = () => ({ handleMs: performance.now() - t0, ...(this.bootMs !== undefined ? { bootMs: this.bootMs } : {}) });
+    const timing = (extra: Partial<Timing> = {}): Timing => ({
+      handleMs: performance.now() - t0,
+      ...(this.bootMs !== undefined ? { bootMs: this.bootMs } : {}),
+      ...extra,
+    });
     if (this.broken) return { id: req.id, ok: false, kind: 'fatal', message: this.broken };
     try {
+      const a = this.ahead;
+      if (a && req.type !== 'ping') {
+        this.ahead = null;
+        if (a.player === this.player) {
+          if (req.type === 'action' && isPlainStep(req.action))
+            return { id: req.id, ok: true, state: a.frame, history: a.history, timing: timing({ workMs: a.workMs }) };
+          if (!REBUILDS.has(req.type)) await a.player.replay(a.before);
+        }
+      }
       if (req.type === 'ping') {
         await this.boot;
         return { id: req.id, ok: true, pong: true, timing: timing() };
@@ -116,6 +181,7 @@ export class Host {
       const spec = compile(cmd.source);
       const executor = await this.boot;
       this.player = null;
+      this.lesson = cmd.source.kind === 'lesson';
       this.player = await Player.create(spec, {
         executor,
         ...(cmd.source.kind === 'spec' && cmd.source.permutation !== undefined ? { permutation: cmd.source.permutation } : {}),
@@ -146,6 +212,11 @@ export class Host {
       return `The engine failed on this action and the scenario was rebuilt without it: ${messageOf(e)}`;
     }
   }
+}
+
+/** A Next: a step with no moment to stop at and not cancelled (what the look-ahead runs). */
+function isPlainStep(a: PlayerAction): boolean {
+  return a.type === 'step' && a.untilMs === undefined && !a.cancelled;
 }
 
 class InvalidSource extends Error {}

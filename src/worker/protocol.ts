@@ -61,6 +61,11 @@ export type Response =
 export interface Timing {
   /** Time spent inside the worker handling this request. */
   handleMs: number;
+  /**
+   * The answer was a step done ahead (host.ts `lookAhead`): what that step took in the worker
+   * (handleMs is then only the lookup); a rebuild replays that work again.
+   */
+  workMs?: number;
   /** Worker start to PGlite + parser ready (same on every answer once known). */
   bootMs?: number;
 }

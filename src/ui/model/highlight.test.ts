@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { highlighterFor, hlText } from './highlight';
+import { highlighterFor, hlText, remembered } from './highlight';
 import type { CodeLanguage } from '../backend';
 
 const highlight = async (source: string, language: CodeLanguage) => (await highlighterFor(language))(source);
@@ -61,5 +61,20 @@ describe('highlight', () => {
 
   it('yields the plain text for a language it does not know', async () => {
     expect(await highlight('x', 'cobol' as never)).toEqual([{ text: 'x' }]);
+  });
+});
+
+describe('remembered', () => {
+  it('answers a source seen before with the same runs, and forgets the oldest past its size', () => {
+    let calls = 0;
+    const h = remembered((source) => (calls++, [{ text: source }]), 2);
+    const a = h('SELECT 1');
+    expect(h('SELECT 1')).toBe(a);
+    h('SELECT 2');
+    h('SELECT 3');
+    expect(calls).toBe(3);
+    expect(h('SELECT 1')).not.toBe(a);
+    expect(hlText(h('SELECT 1'))).toBe('SELECT 1');
+    expect(calls).toBe(4);
   });
 });

@@ -31,7 +31,27 @@ export async function highlighterFor(language: CodeLanguage): Promise<Highlight>
   const load = PARSERS[language];
   if (!load) return (source) => [{ text: source }];
   const parser = await load();
-  return (source) => highlightWith(parser, source);
+  return remembered((source) => highlightWith(parser, source));
+}
+
+/** How many highlighted sources a language keeps (a lesson's statements, panes and snippets fit many times over). */
+const REMEMBERED = 500;
+
+/**
+ * `highlight` with its answers kept by source text: every step redraws the panes' lines whose
+ * data changed, and most of them show a statement highlighted before. The same source then gets
+ * the same runs (same object), so nothing below it redraws either. Oldest first out.
+ */
+export function remembered(highlight: Highlight, size = REMEMBERED): Highlight {
+  const kept = new Map<string, HlRun[]>();
+  return (source) => {
+    let runs = kept.get(source);
+    if (runs) return runs;
+    runs = highlight(source);
+    if (kept.size >= size) kept.delete(kept.keys().next().value!);
+    kept.set(source, runs);
+    return runs;
+  };
 }
 
 /** Highlights `source` with `parser`; a parser failure yields the plain text. */
