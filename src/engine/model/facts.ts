@@ -21,9 +21,9 @@ export interface CatalogTable {
   writable: string[];
   /**
    * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
-   * name, or an expression such as `lower(k)`), and a partial index's predicate.
+   * name, or an expression such as `lower(k)`), a partial index's predicate, and NULLS NOT DISTINCT.
    */
-  uniqueIndexes: { name: string; columns: string[]; pred?: string }[];
+  uniqueIndexes: { name: string; columns: string[]; pred?: string; nullsNotDistinct?: true }[];
   /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
   triggersOrRules: boolean;
 }

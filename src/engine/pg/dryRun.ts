@@ -427,6 +427,7 @@ export async function prefetch(
         row[0],
         ...d.cat.uniqueIndexes.map((ix, k) => {
           const vals = at[k].map((i) => row[i]);
+          if (ix.nullsNotDistinct) return `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.map((v) => v ?? 'null').join(', ')})`;
           return vals.some((v) => v === null) ? null : `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.join(', ')})`;
         }),
       ]),
