@@ -26,6 +26,7 @@ import { abortTxnState, beginTxn, currentXid } from './model/txn';
 import {
   callsExceptionFunction,
   callsQueryingFunction,
+  callsWaitPolicyFunction,
   keyBlocker,
   ownSequences,
   restoreSequences,
@@ -465,6 +466,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) approximate(eng, s, 'notices-wait');
+  // A function's NOWAIT or SKIP LOCKED is not this statement's wait policy: said on screen.
+  if (outcome === 'wait' && rowWait && (await callsWaitPolicyFunction(eng, original.sql))) approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {

@@ -21,6 +21,21 @@ export async function callsQueryingFunction(eng: EngineContext, names: string[])
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
 }
 
+/**
+ * Whether the statement calls a user SQL or PL/pgSQL function whose body locks rows with NOWAIT
+ * or SKIP LOCKED. PostgreSQL gives each row-locking clause its own wait policy (the LockRows
+ * node's); the lock model knows only the top-level statement's, so a row that such a function
+ * locks is waited for where PostgreSQL fails or passes over it.
+ */
+export async function callsWaitPolicyFunction(eng: EngineContext, sql: string): Promise<boolean> {
+  const names = calledFunctionNames(sql);
+  if (!names.length) return false;
+  const r = await eng.ex.run(
+    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND l.lanname IN ('sql', 'plpgsql') AND p.prosrc ~* '\\m(nowait|skip\\s+locked)\\M' LIMIT 1`,
+  );
+  return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
+}
+
 /** Whether the statement calls a user PL/pgSQL function whose body has an EXCEPTION clause (read once per catalog). */
 export async function callsExceptionFunction(eng: EngineContext, sql: string): Promise<boolean> {
   if (!eng.exceptionFunctions) {

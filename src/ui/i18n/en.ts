@@ -845,6 +845,8 @@ export const en = {
       'Lockstep: this statement runs a PL/pgSQL block with an EXCEPTION clause, and its wait ended in an error; PostgreSQL raises that error inside the block, where a handler may catch it, but the simulator can raise it there only at a row the block updates or deletes, so here the error is shown uncaught.',
     'function-snapshot':
       'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
+    'function-wait-policy':
+      'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
