@@ -209,6 +209,19 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual(['function-wait-policy']);
   });
 
+  it('a write to a table with an exclusion constraint another open transaction wrote is noted; to one without is not', async () => {
+    const e = await engine();
+    await e.setup(`CREATE TABLE booking (id int PRIMARY KEY, during int4range NOT NULL, EXCLUDE USING gist (during WITH &&));`);
+    await e.submit('s1', 'BEGIN; INSERT INTO booking VALUES (1, int4range(5, 9)); INSERT INTO accounts VALUES (4, 0)');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', 'INSERT INTO accounts VALUES (5, 0)');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'INSERT INTO booking VALUES (2, int4range(7, 12))');
+    expect(last(e, 's2')).toEqual(['exclusion-constraint']);
+    await e.submit('s2', 'ROLLBACK');
+    await e.submit('s1', 'ROLLBACK');
+  });
+
   it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {
     const e = await engine();
     await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');

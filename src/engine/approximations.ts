@@ -21,7 +21,8 @@ export type ApproximationTopic =
   | 'notices-wait'
   | 'recheck-order'
   | 'exception-block'
-  | 'function-wait-policy';
+  | 'function-wait-policy'
+  | 'exclusion-constraint';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -47,6 +48,8 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
   'function-wait-policy':
     'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
+  'exclusion-constraint':
+    'Lockstep: this statement writes a table with an exclusion constraint that another open transaction has also written; PostgreSQL checks a new row against that transaction’s uncommitted rows too, waits for it to end and then fails with 23P01 if it committed, while the simulator checks only committed rows, so such a conflict is reported later (at COMMIT) or not at all.',
 };
 
 /** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */

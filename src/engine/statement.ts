@@ -28,6 +28,7 @@ import {
   callsQueryingFunction,
   callsWaitPolicyFunction,
   keyBlocker,
+  writesContendedExclusion,
   ownSequences,
   restoreSequences,
   sequenceStates,
@@ -466,6 +467,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
   // Notices raised before a row or key wait reach the client at once in PostgreSQL; the re-run's are shown instead.
   if (outcome === 'wait' && step.wait?.tag.type !== 'relation' && dry.raw.notices.length) approximate(eng, s, 'notices-wait');
+  // An exclusion constraint is checked against committed rows only: said on screen.
+  if (outcome !== 'error' && dry.entry?.kind === 'image' && (await writesContendedExclusion(eng, s, dry.entry.ops)))
+    approximate(eng, s, 'exclusion-constraint');
   // A function's NOWAIT or SKIP LOCKED is not this statement's wait policy: said on screen.
   if (outcome === 'wait' && rowWait && (await callsWaitPolicyFunction(eng, original.sql))) approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);

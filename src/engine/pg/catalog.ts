@@ -5,6 +5,7 @@ import { splitKey } from '../model/util';
 import { parseCatalog, parseRelations, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
 import { ident, literal } from './replay';
+import type { ImageOp } from '../model/log';
 import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
@@ -36,6 +37,31 @@ export async function callsWaitPolicyFunction(eng: EngineContext, sql: string): 
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
 }
 
+/**
+ * Whether the statement's changes (`ops`) write a table with an exclusion constraint that another
+ * open transaction has written too. PostgreSQL checks a new row against that transaction's
+ * uncommitted rows (check_exclusion_or_unique_constraint) and waits for it; the lock model
+ * matches unique keys by equality only, so such a conflict is not seen until the other commits.
+ */
+export async function writesContendedExclusion(eng: EngineContext, s: Sess, ops: ImageOp[]): Promise<boolean> {
+  const written = (list: ImageOp[]) => list.flatMap((op) => (op.op === 'insert' ? [op.rel] : op.op === 'update' ? [op.target.rel] : []));
+  const mine = written(ops);
+  if (!mine.length) return false;
+  if (!eng.exclusionTables) {
+    const r = await eng.ex.run(`SELECT DISTINCT conrelid::int FROM pg_catalog.pg_constraint WHERE contype = 'x' AND conrelid <> 0`);
+    eng.exclusionTables = new Set((r.results[0]?.rows ?? []).map((row) => Number(row[0])));
+  }
+  const excl = eng.exclusionTables;
+  const contended = mine.filter((rel) => excl.has(rel));
+  if (!contended.length) return false;
+  for (const o of eng.sessions.values()) {
+    if (o === s || !o.txn) continue;
+    const theirs = new Set(written(o.txn.log.flatMap((e) => (e.kind === 'image' ? e.ops : []))));
+    if (contended.some((rel) => theirs.has(rel))) return true;
+  }
+  return false;
+}
+
 /** Whether the statement calls a user PL/pgSQL function whose body has an EXCEPTION clause (read once per catalog). */
 export async function callsExceptionFunction(eng: EngineContext, sql: string): Promise<boolean> {
   if (!eng.exceptionFunctions) {
@@ -52,6 +78,7 @@ export async function callsExceptionFunction(eng: EngineContext, sql: string): P
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
+  eng.exclusionTables = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);

@@ -847,6 +847,8 @@ export const en = {
       'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
     'function-wait-policy':
       'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
+    'exclusion-constraint':
+      'Lockstep: this statement writes a table with an exclusion constraint that another open transaction has also written; PostgreSQL checks a new row against that transaction’s uncommitted rows too, waits for it to end and then fails with 23P01 if it committed, while the simulator checks only committed rows, so such a conflict is reported later (at COMMIT) or not at all.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
