@@ -209,17 +209,22 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual(['function-wait-policy']);
   });
 
-  it('a write to a table with an exclusion constraint another open transaction wrote is noted; to one without is not', async () => {
+  it('an exclusion-constrained table changed by an UPDATE on one side is noted; inserts on both sides wait instead', async () => {
     const e = await engine();
-    await e.setup(`CREATE TABLE booking (id int PRIMARY KEY, during int4range NOT NULL, EXCLUDE USING gist (during WITH &&));`);
-    await e.submit('s1', 'BEGIN; INSERT INTO booking VALUES (1, int4range(5, 9)); INSERT INTO accounts VALUES (4, 0)');
+    await e.setup(`CREATE TABLE booking (id int PRIMARY KEY, during int4range NOT NULL, EXCLUDE USING gist (during WITH &&));
+      INSERT INTO booking VALUES (1, int4range(1, 3));`);
+    await e.submit('s1', 'BEGIN; UPDATE booking SET during = int4range(5, 9) WHERE id = 1');
     await e.submit('s2', 'BEGIN');
     await e.submit('s2', 'INSERT INTO accounts VALUES (5, 0)');
     expect(last(e, 's2')).toEqual([]);
-    await e.submit('s2', 'INSERT INTO booking VALUES (2, int4range(7, 12))');
+    await e.submit('s2', 'INSERT INTO booking VALUES (2, int4range(20, 22))');
     expect(last(e, 's2')).toEqual(['exclusion-constraint']);
     await e.submit('s2', 'ROLLBACK');
     await e.submit('s1', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN; INSERT INTO booking VALUES (3, int4range(5, 9))');
+    expect(await e.submit('s2', 'INSERT INTO booking VALUES (4, int4range(7, 12))')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
   });
 
   it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {

@@ -49,7 +49,7 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
   'function-wait-policy':
     'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
   'exclusion-constraint':
-    'Lockstep: this statement writes a table with an exclusion constraint that another open transaction has also written; PostgreSQL checks a new row against that transaction’s uncommitted rows too, waits for it to end and then fails with 23P01 if it committed, while the simulator checks only committed rows, so such a conflict is reported later (at COMMIT) or not at all.',
+    'Lockstep: this statement and another open transaction changed a table with an exclusion constraint, and one of them updated a row of it; PostgreSQL checks every new row version against the other transaction’s uncommitted ones, waits for it to end and then fails with 23P01 if it committed, while the simulator checks an inserted row against other transactions’ inserted rows only, so such a conflict is reported later (at COMMIT) or not at all.',
 };
 
 /** Whether some node of the statement's parse tree satisfies `test` (false when it does not parse). */

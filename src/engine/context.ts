@@ -16,8 +16,6 @@ export interface EngineContext extends ModelState {
   versionSeq: number;
   /** User PL/pgSQL functions with an EXCEPTION clause, read once per catalog (null: not read yet). */
   exceptionFunctions?: Set<string> | null;
-  /** Oids of user tables with an exclusion constraint, read once per catalog (null: not read yet). */
-  exclusionTables?: Set<number> | null;
 }
 
 /** A fresh engine context on an executor. */

@@ -38,26 +38,26 @@ export async function callsWaitPolicyFunction(eng: EngineContext, sql: string): 
 }
 
 /**
- * Whether the statement's changes (`ops`) write a table with an exclusion constraint that another
- * open transaction has written too. PostgreSQL checks a new row against that transaction's
- * uncommitted rows (check_exclusion_or_unique_constraint) and waits for it; the lock model
- * matches unique keys by equality only, so such a conflict is not seen until the other commits.
+ * Whether the statement's changes (`ops`) meet another open transaction's changes of a table with
+ * an exclusion constraint where the lock model cannot check them (pg/exclusion.ts checks an
+ * inserted row against other transactions' inserted rows only): an updated row on either side.
  */
 export async function writesContendedExclusion(eng: EngineContext, s: Sess, ops: ImageOp[]): Promise<boolean> {
-  const written = (list: ImageOp[]) => list.flatMap((op) => (op.op === 'insert' ? [op.rel] : op.op === 'update' ? [op.target.rel] : []));
-  const mine = written(ops);
-  if (!mine.length) return false;
-  if (!eng.exclusionTables) {
-    const r = await eng.ex.run(`SELECT DISTINCT conrelid::int FROM pg_catalog.pg_constraint WHERE contype = 'x' AND conrelid <> 0`);
-    eng.exclusionTables = new Set((r.results[0]?.rows ?? []).map((row) => Number(row[0])));
-  }
-  const excl = eng.exclusionTables;
-  const contended = mine.filter((rel) => excl.has(rel));
-  if (!contended.length) return false;
+  const rels = (list: ImageOp[], kind: 'insert' | 'update') =>
+    list.flatMap((op) =>
+      op.op === 'insert' && kind === 'insert' ? [op.rel] : op.op === 'update' && kind === 'update' ? [op.target.rel] : [],
+    );
+  const excl = new Set(eng.catalog.filter((c) => c.exclusions?.length).map((c) => c.oid));
+  if (!excl.size) return false;
+  const myInserts = rels(ops, 'insert').filter((r) => excl.has(r));
+  const myUpdates = rels(ops, 'update').filter((r) => excl.has(r));
+  if (!myInserts.length && !myUpdates.length) return false;
   for (const o of eng.sessions.values()) {
     if (o === s || !o.txn) continue;
-    const theirs = new Set(written(o.txn.log.flatMap((e) => (e.kind === 'image' ? e.ops : []))));
-    if (contended.some((rel) => theirs.has(rel))) return true;
+    const theirOps = o.txn.log.flatMap((e) => (e.kind === 'image' ? e.ops : []));
+    const theirUpdates = new Set(rels(theirOps, 'update'));
+    const theirWrites = new Set([...theirUpdates, ...rels(theirOps, 'insert')]);
+    if (myUpdates.some((r) => theirWrites.has(r)) || myInserts.some((r) => theirUpdates.has(r))) return true;
   }
   return false;
 }
@@ -78,7 +78,6 @@ export async function callsExceptionFunction(eng: EngineContext, sql: string): P
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
-  eng.exclusionTables = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);

@@ -28,6 +28,7 @@ import {
   verifyReplay,
 } from './replay';
 import { takeSignals } from './diagnostics';
+import { exclusionKeys } from './exclusion';
 import { injectionSql, takeInjectionMarkers } from './inject';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
@@ -333,6 +334,12 @@ export async function dryRunInner(
     );
   }
   for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  if (!raw.error && eng.catalog.some((c) => c.exclusions?.length)) {
+    const ctids = new Map([...run.versionIds].map(([k, id]) => [id, k.slice(k.indexOf(':') + 1)]));
+    const excl = await exclusionKeys(eng, s, ops, (id) => ctids.get(id));
+    plan.push(...excl.waits);
+    inserted.push(...excl.own);
+  }
   if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {

@@ -226,13 +226,20 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE i.indrelid = c.oid AND i.indisunique),
   c.relhastriggers OR c.relhasrules,
-  pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)
+  pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname),
+  (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', ic.relname,
+       'cols', (SELECT pg_catalog.json_agg(a.attname ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[k.ord - 1]),
+       'types', (SELECT pg_catalog.json_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[k.ord - 1]),
+       'ops', (SELECT pg_catalog.json_agg('OPERATOR(' || pg_catalog.quote_ident(opn.nspname) || '.' || o.oprname || ')' ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_operator o ON o.oid = x.conexclop[k.ord] JOIN pg_catalog.pg_namespace opn ON opn.oid = o.oprnamespace),
+       'n', i.indnkeyatts) ORDER BY ic.oid)::text
+     FROM pg_catalog.pg_constraint x JOIN pg_catalog.pg_index i ON i.indexrelid = x.conindid JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+     WHERE x.conrelid = c.oid AND x.contype = 'x' AND i.indpred IS NULL)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl]) => ({
     oid: Number(oid),
     name: name!,
     ...(sqlName ? { sqlName } : {}),
@@ -247,6 +254,16 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
         }))
       : [],
     triggersOrRules: trig !== 'f',
+    // An exclusion constraint on an expression (a key column that is no plain column) is left out.
+    ...(excl
+      ? {
+          exclusions: (
+            JSON.parse(excl) as { name: string; cols: string[] | null; types: string[] | null; ops: string[] | null; n: number }[]
+          )
+            .filter((x) => x.cols?.length === x.n && x.types?.length === x.n && x.ops?.length === x.n)
+            .map((x) => ({ name: x.name, columns: x.cols!, types: x.types!, ops: x.ops! })),
+        }
+      : {}),
   }));
 }
 
