@@ -205,6 +205,43 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual(['function-snapshot']);
   });
 
+  it('a row wait in a statement calling a function that locks with NOWAIT or SKIP LOCKED is noted; one calling a plain locker is not', async () => {
+    const e = await engine();
+    await e.setup(`CREATE FUNCTION lk_nowait(int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN PERFORM 1 FROM accounts WHERE id = $1 FOR UPDATE NOWAIT; RETURN $1; END $$;
+      CREATE FUNCTION lk_skip() RETURNS SETOF int LANGUAGE sql AS $$ SELECT id FROM accounts ORDER BY id FOR UPDATE SKIP LOCKED $$;
+      CREATE FUNCTION lk_wait(int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN PERFORM 1 FROM accounts WHERE id = $1 FOR UPDATE; RETURN $1; END $$;`);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 1');
+    expect(await e.submit('s2', 'SELECT lk_wait(1)')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 2 WHERE id = 1');
+    expect(await e.submit('s2', 'SELECT lk_nowait(1)')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['function-wait-policy']);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 3 WHERE id = 1');
+    expect(await e.submit('s2', 'SELECT lk_skip()')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['function-wait-policy']);
+  });
+
+  it('an exclusion-constrained table changed by an UPDATE on one side is noted; inserts on both sides wait instead', async () => {
+    const e = await engine();
+    await e.setup(`CREATE TABLE booking (id int PRIMARY KEY, during int4range NOT NULL, EXCLUDE USING gist (during WITH &&));
+      INSERT INTO booking VALUES (1, int4range(1, 3));`);
+    await e.submit('s1', 'BEGIN; UPDATE booking SET during = int4range(5, 9) WHERE id = 1');
+    await e.submit('s2', 'BEGIN');
+    await e.submit('s2', 'INSERT INTO accounts VALUES (5, 0)');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'INSERT INTO booking VALUES (2, int4range(20, 22))');
+    expect(last(e, 's2')).toEqual(['exclusion-constraint']);
+    await e.submit('s2', 'ROLLBACK');
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s1', 'BEGIN; INSERT INTO booking VALUES (3, int4range(5, 9))');
+    expect(await e.submit('s2', 'INSERT INTO booking VALUES (4, int4range(7, 12))')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+  });
+
   it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {
     const e = await engine();
     await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');

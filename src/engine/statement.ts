@@ -27,7 +27,9 @@ import { abortTxnState, beginTxn, currentXid } from './model/txn';
 import {
   callsExceptionFunction,
   callsQueryingFunction,
+  callsWaitPolicyFunction,
   keyBlocker,
+  writesContendedExclusion,
   ownSequences,
   restoreSequences,
   sequenceStates,
@@ -472,6 +474,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && keyWait) await formedBeforeKeyWait(eng, s, st, seqs);
   if (outcome === 'wait' && !rowWait && !keyWait) await restoreSequences(eng, seqs);
   if (outcome === 'wait' && rowWait) await noteLockOrder(eng, s, st, dry.plan);
+  // An exclusion constraint is checked against committed rows only: said on screen.
+  if (outcome !== 'error' && dry.entry?.kind === 'image' && (await writesContendedExclusion(eng, s, dry.entry.ops)))
+    approximate(eng, s, 'exclusion-constraint');
+  // A function's NOWAIT or SKIP LOCKED is not this statement's wait policy: said on screen.
+  if (outcome === 'wait' && rowWait && (await callsWaitPolicyFunction(eng, original.sql))) approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {

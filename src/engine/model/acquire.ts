@@ -169,11 +169,13 @@ export function walkPlan(
         // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
         // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
         // tuple and its table.
-        const pre = cls?.onConflict === true;
+        // An exclusion constraint's check names the conflicting tuple and its table too
+        // (XLTW_RecheckExclusionConstr).
+        const pre = cls?.onConflict === true || item.exclusion === true;
         const at = pre ? owner.ctid : item.ctid;
         const [b, o] = (at ?? '').slice(1, -1).split(',').map(Number);
         const rel = pre ? owner.table : item.index;
-        const ctx = at && rel ? xactWaitContext('insert', b, o, rel) : undefined;
+        const ctx = at && rel ? xactWaitContext(item.exclusion ? 'exclusion' : 'insert', b, o, rel) : undefined;
         return waitOnXid(eng, s, owner.session, owner.xid, undefined, 'insert', ctx);
       }
     }

@@ -21,9 +21,14 @@ export interface CatalogTable {
   writable: string[];
   /**
    * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
-   * name, or an expression such as `lower(k)`), and a partial index's predicate.
+   * name, or an expression such as `lower(k)`), a partial index's predicate, and NULLS NOT DISTINCT.
    */
-  uniqueIndexes: { name: string; columns: string[]; pred?: string }[];
+  uniqueIndexes: { name: string; columns: string[]; pred?: string; nullsNotDistinct?: true }[];
+  /**
+   * Exclusion constraints on plain columns: the index's name, its key columns, their types and
+   * the constraint's operators (schema-qualified, `OPERATOR(pg_catalog.&&)`).
+   */
+  exclusions?: { name: string; columns: string[]; types: string[]; ops: string[] }[];
   /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
   triggersOrRules: boolean;
 }
@@ -75,7 +80,7 @@ export interface RelationInfo {
 export type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
-  | { kind: 'key'; index: string; key: string; ctid?: string; table?: string }
+  | { kind: 'key'; index: string; key: string; ctid?: string; table?: string; exclusion?: true }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 
 /** A dry run's findings: the facts about one statement the model consumes. */

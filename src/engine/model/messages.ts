@@ -72,7 +72,7 @@ export const PG = {
 
 /** XactLockTableWait's error context for an operation on a tuple (lmgr.c XLTW_Oper). */
 export function xactWaitContext(
-  verb: 'update' | 'delete' | 'lock' | 'insert' | 'recheck',
+  verb: 'update' | 'delete' | 'lock' | 'insert' | 'recheck' | 'exclusion',
   block: number,
   offset: number,
   relation: string,
@@ -86,6 +86,8 @@ export function xactWaitContext(
           ? 'while inserting index tuple'
           : verb === 'recheck'
             ? 'while rechecking updated tuple'
-            : 'while locking tuple';
+            : verb === 'exclusion'
+              ? 'while checking exclusion constraint on tuple'
+              : 'while locking tuple';
   return `${what} (${block},${offset}) in relation "${relation}"`;
 }

@@ -5,6 +5,7 @@ import { splitKey } from '../model/util';
 import { parseCatalog, parseRelations, uniqueKeysSql } from './footprint';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY } from './names';
 import { ident, literal } from './replay';
+import type { ImageOp } from '../model/log';
 import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
@@ -19,6 +20,46 @@ export async function callsQueryingFunction(eng: EngineContext, names: string[])
     `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND p.provolatile = 'v' AND l.lanname IN ('sql', 'plpgsql') LIMIT 1`,
   );
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
+}
+
+/**
+ * Whether the statement calls a user SQL or PL/pgSQL function whose body locks rows with NOWAIT
+ * or SKIP LOCKED. PostgreSQL gives each row-locking clause its own wait policy (the LockRows
+ * node's); the lock model knows only the top-level statement's, so a row that such a function
+ * locks is waited for where PostgreSQL fails or passes over it.
+ */
+export async function callsWaitPolicyFunction(eng: EngineContext, sql: string): Promise<boolean> {
+  const names = calledFunctionNames(sql);
+  if (!names.length) return false;
+  const r = await eng.ex.run(
+    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND l.lanname IN ('sql', 'plpgsql') AND p.prosrc ~* '\\m(nowait|skip\\s+locked)\\M' LIMIT 1`,
+  );
+  return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
+}
+
+/**
+ * Whether the statement's changes (`ops`) meet another open transaction's changes of a table with
+ * an exclusion constraint where the lock model cannot check them (pg/exclusion.ts checks an
+ * inserted row against other transactions' inserted rows only): an updated row on either side.
+ */
+export async function writesContendedExclusion(eng: EngineContext, s: Sess, ops: ImageOp[]): Promise<boolean> {
+  const rels = (list: ImageOp[], kind: 'insert' | 'update') =>
+    list.flatMap((op) =>
+      op.op === 'insert' && kind === 'insert' ? [op.rel] : op.op === 'update' && kind === 'update' ? [op.target.rel] : [],
+    );
+  const excl = new Set(eng.catalog.filter((c) => c.exclusions?.length).map((c) => c.oid));
+  if (!excl.size) return false;
+  const myInserts = rels(ops, 'insert').filter((r) => excl.has(r));
+  const myUpdates = rels(ops, 'update').filter((r) => excl.has(r));
+  if (!myInserts.length && !myUpdates.length) return false;
+  for (const o of eng.sessions.values()) {
+    if (o === s || !o.txn) continue;
+    const theirOps = o.txn.log.flatMap((e) => (e.kind === 'image' ? e.ops : []));
+    const theirUpdates = new Set(rels(theirOps, 'update'));
+    const theirWrites = new Set([...theirUpdates, ...rels(theirOps, 'insert')]);
+    if (myUpdates.some((r) => theirWrites.has(r)) || myInserts.some((r) => theirUpdates.has(r))) return true;
+  }
+  return false;
 }
 
 /** Whether the statement calls a user PL/pgSQL function whose body has an EXCEPTION clause (read once per catalog). */

@@ -29,6 +29,7 @@ import {
   verifyReplay,
 } from './replay';
 import { takeSignals } from './diagnostics';
+import { exclusionKeys } from './exclusion';
 import { injectionSql, takeInjectionMarkers } from './inject';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
@@ -341,6 +342,12 @@ export async function dryRunInner(
     );
   }
   for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  if (!raw.error && eng.catalog.some((c) => c.exclusions?.length)) {
+    const ctids = new Map([...run.versionIds].map(([k, id]) => [id, k.slice(k.indexOf(':') + 1)]));
+    const excl = await exclusionKeys(eng, s, ops, (id) => ctids.get(id));
+    plan.push(...excl.waits);
+    inserted.push(...excl.own);
+  }
   if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
@@ -435,6 +442,7 @@ export async function prefetch(
         row[0],
         ...d.cat.uniqueIndexes.map((ix, k) => {
           const vals = at[k].map((i) => row[i]);
+          if (ix.nullsNotDistinct) return `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.map((v) => v ?? 'null').join(', ')})`;
           return vals.some((v) => v === null) ? null : `${ix.name}\u0001(${ix.columns.join(', ')})=(${vals.join(', ')})`;
         }),
       ]),

@@ -222,30 +222,48 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
   (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', ic.relname,
        'cols', (SELECT pg_catalog.json_agg(pg_catalog.pg_get_indexdef(i.indexrelid, k.ord, false) ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord)),
-       'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid)) ORDER BY ic.oid)::text
+       'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid), 'nnd', i.indnullsnotdistinct) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE i.indrelid = c.oid AND i.indisunique),
   c.relhastriggers OR c.relhasrules,
-  pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)
+  pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname),
+  (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', ic.relname,
+       'cols', (SELECT pg_catalog.json_agg(a.attname ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[k.ord - 1]),
+       'types', (SELECT pg_catalog.json_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[k.ord - 1]),
+       'ops', (SELECT pg_catalog.json_agg('OPERATOR(' || pg_catalog.quote_ident(opn.nspname) || '.' || o.oprname || ')' ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_operator o ON o.oid = x.conexclop[k.ord] JOIN pg_catalog.pg_namespace opn ON opn.oid = o.oprnamespace),
+       'n', i.indnkeyatts) ORDER BY ic.oid)::text
+     FROM pg_catalog.pg_constraint x JOIN pg_catalog.pg_index i ON i.indexrelid = x.conindid JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+     WHERE x.conrelid = c.oid AND x.contype = 'x' AND i.indpred IS NULL)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl]) => ({
     oid: Number(oid),
     name: name!,
     ...(sqlName ? { sqlName } : {}),
     columns: cols ? cols.split(',') : [],
     writable: wcols ? wcols.split(',') : [],
     uniqueIndexes: idx
-      ? (JSON.parse(idx) as { name: string; cols: string[]; pred: string | null }[]).map((ix) => ({
+      ? (JSON.parse(idx) as { name: string; cols: string[]; pred: string | null; nnd: boolean }[]).map((ix) => ({
           name: ix.name,
           columns: ix.cols,
           ...(ix.pred !== null ? { pred: ix.pred } : {}),
+          ...(ix.nnd ? { nullsNotDistinct: true as const } : {}),
         }))
       : [],
     triggersOrRules: trig !== 'f',
+    // An exclusion constraint on an expression (a key column that is no plain column) is left out.
+    ...(excl
+      ? {
+          exclusions: (
+            JSON.parse(excl) as { name: string; cols: string[] | null; types: string[] | null; ops: string[] | null; n: number }[]
+          )
+            .filter((x) => x.cols?.length === x.n && x.types?.length === x.n && x.ops?.length === x.n)
+            .map((x) => ({ name: x.name, columns: x.cols!, types: x.types!, ops: x.ops! })),
+        }
+      : {}),
   }));
 }
 
@@ -254,12 +272,14 @@ export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | nu
   if (!table.uniqueIndexes.length || !ctids.length) return null;
   const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
   // Key columns are SQL as pg_get_indexdef prints them (a quoted name, or an expression), evaluated
-  // on the row; a partial index holds the row only when its predicate does.
+  // on the row; a partial index holds the row only when its predicate does. A key with a NULL
+  // conflicts with nothing, except in a NULLS NOT DISTINCT index, where NULL equals NULL and
+  // BuildIndexValueDescription prints it as null.
   const parts = table.uniqueIndexes.map((ix) => {
-    const allNotNull = ix.columns.map((c) => `(${c}) IS NOT NULL`).join(' AND ');
-    const vals = ix.columns.map((c) => `(${c})::text`).join(` || ', ' || `);
-    const pred = ix.pred !== undefined ? ` AND (${ix.pred}) IS TRUE` : '';
-    return `CASE WHEN ${allNotNull}${pred} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
+    const conds = ix.nullsNotDistinct ? [] : ix.columns.map((c) => `(${c}) IS NOT NULL`);
+    const vals = ix.columns.map((c) => (ix.nullsNotDistinct ? `coalesce((${c})::text, 'null')` : `(${c})::text`)).join(` || ', ' || `);
+    if (ix.pred !== undefined) conds.push(`(${ix.pred}) IS TRUE`);
+    return `CASE WHEN ${conds.length ? conds.join(' AND ') : 'true'} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
   });
   return `SELECT ctid::text, ${parts.join(', ')} FROM ${table.sqlName ?? q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
 }
