@@ -90,6 +90,17 @@ export function compareTraces(expected: PermutationTrace[], actual: PermutationT
         description: `${at}: permutation expected ${show(exp.permutation)}, actual ${show(act.permutation)}`,
       });
     }
+    if (exp.failed !== act.failed) {
+      out.push({
+        permutation: name,
+        permutationIndex: p,
+        field: 'failed',
+        expected: exp.failed,
+        actual: act.failed,
+        description: `${at}: ${act.failed !== undefined ? `the simulator failed: ${act.failed}` : `the real server's run failed: ${exp.failed}`}`,
+      });
+      continue;
+    }
     if (JSON.stringify(exp.trailingNotices) !== JSON.stringify(act.trailingNotices)) {
       out.push({
         permutation: name,

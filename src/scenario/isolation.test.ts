@@ -247,6 +247,29 @@ describe('runSpec', () => {
     expect(runs.map((r) => r.permutation)).toEqual(['a1 b1 a2']);
     await expect(runSpec(spec, new FakeDriver(spec, {}), { permutation: 4 })).rejects.toThrow('no permutation 4');
   });
+
+  it('records a driver failure in its permutation and goes on with the next', async () => {
+    const spec = specOf({ s1: ['a1', 'a2'], s2: ['b1'] });
+    class Failing extends FakeDriver {
+      private begun = 0;
+      override async begin(): Promise<void> {
+        if (++this.begun === 2) throw new Error('replay of session s1 diverged');
+        await super.begin();
+      }
+    }
+    const runs = await runSpec(spec, new Failing(spec, {}));
+    expect(runs.map((r) => [r.permutation, r.failed])).toEqual([
+      ['a1 a2 b1', undefined],
+      ['a1 b1 a2', 'replay of session s1 diverged'],
+      ['b1 a1 a2', undefined],
+    ]);
+    const traces = toTraces(runs);
+    expect(traces[1]).toEqual({ permutation: 'a1 b1 a2', events: [], failed: 'replay of session s1 diverged' });
+    const real = toTraces(await runSpec(spec, new FakeDriver(spec, {})));
+    expect(compareTraces(real, traces).map((d) => d.description)).toEqual([
+      'permutation 2 (a1 b1 a2): the simulator failed: replay of session s1 diverged',
+    ]);
+  });
 });
 
 describe('formatText', () => {

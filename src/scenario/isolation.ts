@@ -47,6 +47,8 @@ export interface PermutationRun {
   serverLog?: string[];
   /** The run stopped before its next step because `stopBefore` said so (later steps were not sent). */
   cutShort?: boolean;
+  /** The driver failed during the permutation (the simulator's engine error): what it said. */
+  failed?: string;
 }
 
 /** Options of runPermutation. */
@@ -306,7 +308,15 @@ export async function runSpec(spec: Spec, driver: SessionDriver, opts: RunOption
     perms = [spec.permutations.length > 0 ? spec.permutations[n - 1] : permutationAt(spec, n - 1)];
   }
   const runs: PermutationRun[] = [];
-  for (const perm of perms) runs.push(await runPermutation(spec, perm, driver));
+  for (const perm of perms)
+    try {
+      runs.push(await runPermutation(spec, perm, driver));
+    } catch (e) {
+      // A driver that fails in one permutation fails that permutation alone: the next one starts
+      // afresh (begin resets the simulator's PGlite), so one engine error does not hide the rest.
+      if (e instanceof IsolationError) throw e;
+      runs.push({ permutation: formatPermutation(perm), setup: [], records: [], teardown: [], failed: (e as Error).message ?? String(e) });
+    }
   return runs;
 }
 
@@ -318,6 +328,7 @@ export function toTraces(runs: PermutationRun[]): PermutationTrace[] {
     events: run.records.map((r) => ({ ...r.event, ...(r.notices?.length ? { notices: texts(r.notices) } : {}) })),
     ...(run.trailingNotices?.length ? { trailingNotices: texts(run.trailingNotices) } : {}),
     ...(run.serverLog ? { serverLog: run.serverLog } : {}),
+    ...(run.failed !== undefined ? { failed: run.failed } : {}),
   }));
 }
 
@@ -326,6 +337,7 @@ export function formatText(spec: Spec, runs: PermutationRun[]): string {
   let out = `Parsed test spec with ${spec.sessions.length} sessions\n`;
   for (const run of runs) {
     out += `\nstarting permutation: ${run.permutation}\n`;
+    if (run.failed !== undefined) out += `failed: ${run.failed}\n`;
     for (const s of run.setup) out += formatSetupOutput(s);
     for (const record of run.records) {
       for (const n of record.notices ?? []) out += formatNotice(n);

@@ -97,6 +97,8 @@ export interface PermutationTrace {
   serverLog?: string[];
   /** Notices printed after the last step line (before the teardown's output). */
   trailingNotices?: string[];
+  /** The driver failed during the permutation (the simulator's engine error): what it said. */
+  failed?: string;
 }
 
 export type { PgMessage, StatementResult, StepResult } from '../engine/types';
