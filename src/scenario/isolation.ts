@@ -307,14 +307,17 @@ export async function runSpec(spec: Spec, driver: SessionDriver, opts: RunOption
     }
     perms = [spec.permutations.length > 0 ? spec.permutations[n - 1] : permutationAt(spec, n - 1)];
   }
+  // A spec's own mistakes (an undefined step or blocker) end the run before anything is sent.
+  const steps = checkSpec(spec);
+  for (const perm of perms) checkPermutation(perm, steps);
   const runs: PermutationRun[] = [];
   for (const perm of perms)
     try {
       runs.push(await runPermutation(spec, perm, driver));
     } catch (e) {
-      // A driver that fails in one permutation fails that permutation alone: the next one starts
-      // afresh (begin resets the simulator's PGlite), so one engine error does not hide the rest.
-      if (e instanceof IsolationError) throw e;
+      // What fails while a permutation runs (the simulator's engine error, a step its annotation
+      // keeps from completing) fails that permutation alone: the next one starts afresh (begin
+      // resets the simulator's PGlite), so one failure does not hide the others.
       runs.push({ permutation: formatPermutation(perm), setup: [], records: [], teardown: [], failed: (e as Error).message ?? String(e) });
     }
   return runs;
