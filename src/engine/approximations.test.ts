@@ -107,7 +107,10 @@ describe('approximation notes', () => {
     await e.submit('s2', 'ROLLBACK');
     // The holder changed the row: the recheck on its new version raises the WHERE clause's
     // notices again, which the simulator's re-run with a new snapshot cannot tell apart: noted.
-    await e.submit('s1', "CREATE FUNCTION noisy(int) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'row %', $1; RETURN true; END $$");
+    await e.submit(
+      's1',
+      "CREATE FUNCTION noisy(int) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'row %', $1; RETURN true; END $$",
+    );
     await e.submit('s1', 'BEGIN');
     await e.submit('s1', 'UPDATE accounts SET balance = 0 WHERE id = 1');
     await e.submit('s2', 'BEGIN');

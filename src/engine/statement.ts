@@ -980,14 +980,22 @@ function startsWith(all: readonly PgMessage[], prefix: readonly PgMessage[]): bo
 async function noticesBeforeRowWait(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<PgMessage[] | undefined> {
   const w = s.step?.wait;
   const tuple: TupleId | undefined =
-    w?.tuple ?? (w?.tag.type === 'tuple' ? { oid: w.tag.oid, relation: w.tag.relation, block: w.tag.block, offset: w.tag.offset } : undefined);
+    w?.tuple ??
+    (w?.tag.type === 'tuple' ? { oid: w.tag.oid, relation: w.tag.relation, block: w.tag.block, offset: w.tag.offset } : undefined);
   if (!tuple || st.cls.kind !== 'dml' || st.cls.lockingSelect) return undefined;
   // ON CONFLICT DO UPDATE locks the conflicting row (ExecOnConflictUpdate) right after the new
   // row's BEFORE INSERT triggers, before its own WHERE clause runs.
   if (st.cls.verb === 'insert') return noticesBeforeKeyWait(eng, s, st);
   const seqs = await sequenceStates(eng);
   try {
-    const marked = await dryRun(eng, s, st, false, false, waitMarkSql([tuple], (n) => relSql(eng, n)));
+    const marked = await dryRun(
+      eng,
+      s,
+      st,
+      false,
+      false,
+      waitMarkSql([tuple], (n) => relSql(eng, n)),
+    );
     return noticesBeforeMark(marked.raw.notices, 0);
   } catch (e) {
     if (e instanceof EngineInternalError) return undefined;
@@ -1007,7 +1015,14 @@ async function noticesBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedState
   if (!relation) return undefined;
   const seqs = await sequenceStates(eng);
   try {
-    const marked = await dryRun(eng, s, st, false, false, insertMarkSql(relation, (n) => relSql(eng, n)));
+    const marked = await dryRun(
+      eng,
+      s,
+      st,
+      false,
+      false,
+      insertMarkSql(relation, (n) => relSql(eng, n)),
+    );
     return markCount(marked.raw.notices) === 1 ? noticesBeforeMark(marked.raw.notices, 0) : undefined;
   } catch (e) {
     if (e instanceof EngineInternalError) return undefined;
