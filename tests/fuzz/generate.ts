@@ -42,7 +42,8 @@ export type FeatureTag =
   | 'notice'
   | 'prepared'
   | 'limit-recheck'
-  | 'nextval';
+  | 'nextval'
+  | 'insert-expr-unique';
 
 export const ALL_FEATURES: readonly FeatureTag[] = [
   'update-nonkey',
@@ -67,6 +68,7 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
   'prepared',
   'limit-recheck',
   'nextval',
+  'insert-expr-unique',
 ];
 
 /**
@@ -115,6 +117,7 @@ const SCHEMA = `CREATE TABLE parent (id int PRIMARY KEY, v int NOT NULL);
 CREATE TABLE child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES parent, v int NOT NULL);
 CREATE TABLE queue (id int PRIMARY KEY, status text NOT NULL);
 CREATE TABLE users (id int PRIMARY KEY, email text NOT NULL UNIQUE, v int NOT NULL);
+CREATE UNIQUE INDEX users_lower_email ON users (lower(email));
 CREATE SEQUENCE child_ids START 1000;
 INSERT INTO parent VALUES (1, 0), (2, 0), (3, 0);
 INSERT INTO child VALUES (1, 1, 0), (2, 2, 0), (3, 3, 0);
@@ -644,6 +647,15 @@ function drawStatement(
     case 'insert-fk': {
       const id = 100 + (si + 1) * 10 + ctx.inserts++;
       return one(`INSERT INTO child VALUES (${id}, ${k}, 0);`, { kind: 'rows', rows: [row('parent', k)], mode: 'ks' });
+    }
+    case 'insert-expr-unique': {
+      // Its id is its own; its email collides with insert-unique's 'n<j>' only through lower(email).
+      const j = rng.int(0, 1);
+      return one(`INSERT INTO users VALUES (${20 + si * 5 + n}, 'N${j}', ${si + 1});`, {
+        kind: 'insertKey',
+        key: `users:${10 + j}`,
+        onConflict: false,
+      });
     }
     case 'nextval':
       // The id is drawn before the foreign-key check waits, and a rollback does not give it back.
