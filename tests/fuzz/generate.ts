@@ -235,6 +235,8 @@ class Model {
   readonly statusChanged = new Set<string>();
   readonly committedKeys = new Set<string>();
   private woken = new Set<ModelSession>();
+  /** The row each statement woken by the current event had been waiting for (it held that row's tuple lock). */
+  private wokenFrom = new Map<ModelSession, string>();
   private touched = new Map<ModelSession, Set<string>>();
 
   constructor(readonly sessions: ModelSession[]) {}
@@ -284,6 +286,7 @@ class Model {
     const step = s.steps[s.pos++];
     const a = step.action;
     this.woken = new Set();
+    this.wokenFrom = new Map();
     this.touched = new Map();
     if (a.kind === 'begin') {
       s.inTxn = true;
@@ -456,6 +459,10 @@ class Model {
         const ahead = this.waitersOn(w.res).filter((o) => o !== s && (o.wait!.stage === 'xid' || o.wait!.seq < w.seq));
         if (ahead.some((o) => conflicts(w.mode, o.wait!.mode))) return false;
         const blockers = this.rowVisible(s, w.res) ? this.rowBlockers(s, w.res, w.mode) : [];
+        // The tuple lock's holder locks the row before it lets the next one in; a statement woken
+        // elsewhere by the same event takes the row without the tuple lock, racing with this one.
+        if (blockers.some((b) => this.woken.has(b) && this.wokenFrom.get(b) !== w.res))
+          throw new Reject('a woken statement takes a row a queued waiter goes for');
         if (blockers.length > 0) {
           // Holds the tuple lock now; a new sleep on the first holder's xid, with new timers.
           s.wait = undefined;
@@ -466,6 +473,9 @@ class Model {
       } else {
         const blockers = this.rowVisible(s, w.res) ? this.rowBlockers(s, w.res, w.mode) : [];
         if (blockers.includes(w.on!)) return false;
+        // The member slept on ended, and a statement woken by the same event locked the row: on
+        // PostgreSQL the two race for it (the other does not take the tuple lock this one holds).
+        if (blockers.some((b) => this.woken.has(b))) throw new Reject('a woken statement takes a row another waiter was woken for');
         if (blockers.length > 0) {
           // The member slept on ended: the next sleep is on the next conflicting member, with new
           // timers; the tuple lock stays with the waiter, so its place in the queue does not change.
@@ -477,6 +487,7 @@ class Model {
       }
       s.wait = undefined;
       this.woken.add(s);
+      this.wokenFrom.set(s, w.res);
       this.touch(s, w.res);
       const r = s.running!;
       if (a.kind === 'rows' && this.rowVisible(s, w.res) && (!a.firstNew || this.rowIsNew(s, w.res))) {
@@ -524,6 +535,7 @@ class Model {
     this.now = t.at;
     if (this.now > MAX_VIRTUAL_MS) throw new Reject('schedule too long');
     this.woken = new Set();
+    this.wokenFrom = new Map();
     this.touched = new Map();
     if (t.kind === 'lock') {
       this.fail(t.s);
