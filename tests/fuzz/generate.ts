@@ -91,6 +91,14 @@ export const DEADLOCK_TIMEOUTS_MS = [400, 900, 1400, 1900] as const;
 export const LOCK_TIMEOUT_MS = 650;
 /** Two timers closer than this on the model's clock make the schedule racy on real PostgreSQL. */
 export const TIE_MARGIN_MS = 200;
+/**
+ * What issuing one step costs on the real server, pessimistically (a loaded machine: the send,
+ * isolationtester's 10 ms wait check, the completion). The model's clock advances by it per step,
+ * so timers that started steps apart are placed apart, and a timer that would fire while steps
+ * are still being issued (the real server reports it after an earlier step than the model) makes
+ * the schedule racy.
+ */
+export const STEP_COST_MS = 40;
 /** Schedules longer than this on the virtual clock are rejected (they cost real time in CI). */
 export const MAX_VIRTUAL_MS = 4000;
 
@@ -527,12 +535,19 @@ class Model {
     return out.sort((a, b) => a.at - b.at);
   }
 
+  /** Time passes while a step is issued; no pending timer may be near. */
+  issueStep(): void {
+    this.now += STEP_COST_MS;
+    const [t] = this.timers();
+    if (t && t.at - this.now < TIE_MARGIN_MS) throw new Reject('a timer fires while steps are issued');
+  }
+
   /** Fires the next timer; false when none is pending (the schedule would hang). */
   fireNextTimer(): boolean {
     const [t, next] = this.timers();
     if (!t) return false;
     if (next && next.at - t.at < TIE_MARGIN_MS) throw new Reject('two timers too close');
-    this.now = t.at;
+    this.now = Math.max(this.now, t.at);
     if (this.now > MAX_VIRTUAL_MS) throw new Reject('schedule too long');
     this.woken = new Set();
     this.wokenFrom = new Map();
@@ -800,6 +815,7 @@ function schedule(rng: Rng, sessions: ModelSession[]): { order: string[]; virtua
       let s = rng.pick(ready);
       if (s.steps[s.pos].action.kind === 'end' && rng.chance(0.7)) s = rng.pick(ready);
       order.push(s.steps[s.pos].name);
+      model.issueStep();
       model.runStep(s);
     }
   } catch (e) {
