@@ -40,7 +40,10 @@ export type FeatureTag =
   | 'rollback'
   | 'error-in-block'
   | 'notice'
-  | 'prepared';
+  | 'prepared'
+  | 'limit-recheck'
+  | 'nextval'
+  | 'insert-expr-unique';
 
 export const ALL_FEATURES: readonly FeatureTag[] = [
   'update-nonkey',
@@ -63,6 +66,9 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
   'error-in-block',
   'notice',
   'prepared',
+  'limit-recheck',
+  'nextval',
+  'insert-expr-unique',
 ];
 
 /**
@@ -71,9 +77,12 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
  * The CI fuzz run never generates them; `run.ts --long` does. A tag goes once the simulator matches PostgreSQL there.
  */
 export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag, string>>> = {
-  // Empty: tests/conformance/known-divergences.json is empty too. SERIALIZABLE has its own
-  // generator (ssi-generate.ts). Add a feature here, with the reason, only while a divergence
-  // it causes is being fixed.
+  // SERIALIZABLE has its own generator (ssi-generate.ts). Add a feature here, with the reason,
+  // only while a divergence it causes is being fixed.
+  nextval: 'the simulator draws nextval twice in an INSERT whose foreign-key check waits (regressions/seed-50146-long.spec)',
+  'insert-expr-unique':
+    'ON CONFLICT DO NOTHING waits on the first arbiter index with an open conflicting insert; the simulator stops at its own key on a later one ' +
+    '(regressions/seed-50209-long.spec); the model merges the two indexes into one key, so it mispredicts there too',
 };
 
 /** The features a CI run may generate: all but the known-divergent ones. */
@@ -85,6 +94,14 @@ export const DEADLOCK_TIMEOUTS_MS = [400, 900, 1400, 1900] as const;
 export const LOCK_TIMEOUT_MS = 650;
 /** Two timers closer than this on the model's clock make the schedule racy on real PostgreSQL. */
 export const TIE_MARGIN_MS = 200;
+/**
+ * What issuing one step costs on the real server, pessimistically (a loaded machine: the send,
+ * isolationtester's 10 ms wait check, the completion). The model's clock advances by it per step,
+ * so timers that started steps apart are placed apart, and a timer that would fire while steps
+ * are still being issued (the real server reports it after an earlier step than the model) makes
+ * the schedule racy.
+ */
+export const STEP_COST_MS = 40;
 /** Schedules longer than this on the virtual clock are rejected (they cost real time in CI). */
 export const MAX_VIRTUAL_MS = 4000;
 
@@ -111,6 +128,8 @@ const SCHEMA = `CREATE TABLE parent (id int PRIMARY KEY, v int NOT NULL);
 CREATE TABLE child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES parent, v int NOT NULL);
 CREATE TABLE queue (id int PRIMARY KEY, status text NOT NULL);
 CREATE TABLE users (id int PRIMARY KEY, email text NOT NULL UNIQUE, v int NOT NULL);
+CREATE UNIQUE INDEX users_lower_email ON users (lower(email));
+CREATE SEQUENCE child_ids START 1000;
 INSERT INTO parent VALUES (1, 0), (2, 0), (3, 0);
 INSERT INTO child VALUES (1, 1, 0), (2, 2, 0), (3, 3, 0);
 INSERT INTO queue VALUES (1, 'new'), (2, 'new'), (3, 'new');
@@ -119,7 +138,7 @@ INSERT INTO users VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0);`;
 const FINAL_CHECK =
   `SELECT (SELECT string_agg(id || ':' || v, ' ' ORDER BY id) FROM parent) AS parent, ` +
   `(SELECT string_agg(id || ':' || parent_id, ' ' ORDER BY id) FROM child) AS child, ` +
-  `(SELECT string_agg(id::text, ' ' ORDER BY id) FROM queue) AS queue, ` +
+  `(SELECT string_agg(id || ':' || status, ' ' ORDER BY id) FROM queue) AS queue, ` +
   `(SELECT string_agg(id || ':' || email || ':' || v, ' ' ORDER BY id) FROM users) AS users;`;
 
 type Table = 'parent' | 'child' | 'queue' | 'users';
@@ -139,7 +158,16 @@ const conflicts = (a: RowMode, b: RowMode): boolean => CONFLICTS[a].includes(b);
 type Action =
   | { kind: 'begin' }
   | { kind: 'end'; commit: boolean }
-  | { kind: 'rows'; rows: string[]; mode: RowMode; modify?: 'update' | 'delete'; nowait?: boolean; skipLocked?: boolean }
+  | {
+      kind: 'rows';
+      rows: string[];
+      mode: RowMode;
+      modify?: 'update' | 'delete';
+      nowait?: boolean;
+      skipLocked?: boolean;
+      /** `WHERE status = 'new' … LIMIT 1`: stops after one locked row; a row whose status changed does not qualify. */
+      firstNew?: boolean;
+    }
   | { kind: 'insertKey'; key: string; onConflict: boolean }
   | { kind: 'advisory'; key: number; session: boolean }
   | { kind: 'unlockAll' }
@@ -159,7 +187,8 @@ interface GenStep {
 
 /** One lock a session holds. `session` advisory locks survive the transaction. */
 type Held =
-  | { kind: 'row'; row: string; mode: RowMode; modify?: 'update' | 'delete' }
+  /** `at`: when the lock was taken, model-wide; a multixact lists its members in that order. */
+  | { kind: 'row'; row: string; mode: RowMode; modify?: 'update' | 'delete'; at: number }
   | { kind: 'key'; key: string }
   | { kind: 'adv'; key: number; session: boolean };
 
@@ -167,8 +196,15 @@ interface Wait {
   kind: 'row' | 'key' | 'adv';
   res: string;
   mode: RowMode;
-  /** Rows only: waiting for the tuple lock, or holding it and waiting on the holders' xids. */
+  /**
+   * Rows only: waiting for the tuple lock, or past it and sleeping on one holder's xid. A
+   * multixact is waited for member by member (Do_MultiXactIdWait), each XactLockTableWait a
+   * sleep of its own with its own deadlock_timeout and lock_timeout; the wait-for graph has
+   * one edge, to the member slept on.
+   */
   stage: 'tuple' | 'xid';
+  /** Rows, stage 'xid': the holder whose xid the session sleeps on. */
+  on?: ModelSession;
   seq: number;
   deadlockAt: number;
   checked: boolean;
@@ -204,9 +240,14 @@ export const REJECTS: Record<string, number> = {};
 class Model {
   now = 0;
   private seq = 0;
+  private lockAt = 0;
   readonly deleted = new Set<string>();
+  /** Queue rows whose status a committed UPDATE changed (no longer 'new'). */
+  readonly statusChanged = new Set<string>();
   readonly committedKeys = new Set<string>();
   private woken = new Set<ModelSession>();
+  /** The row each statement woken by the current event had been waiting for (it held that row's tuple lock). */
+  private wokenFrom = new Map<ModelSession, string>();
   private touched = new Map<ModelSession, Set<string>>();
 
   constructor(readonly sessions: ModelSession[]) {}
@@ -217,12 +258,29 @@ class Model {
   private rowModes(s: ModelSession, row: string): RowMode[] {
     return s.held.flatMap((h) => (h.kind === 'row' && h.row === row ? [h.mode] : []));
   }
+  /** The other sessions holding the row in a mode that conflicts with `mode`, in multixact member order. */
   private rowBlockers(s: ModelSession, row: string, mode: RowMode): ModelSession[] {
-    return this.others(s).filter((o) => this.rowModes(o, row).some((m) => conflicts(mode, m)));
+    const firstAt = (o: ModelSession): number =>
+      Math.min(...o.held.flatMap((h) => (h.kind === 'row' && h.row === row && conflicts(mode, h.mode) ? [h.at] : [])));
+    return this.others(s)
+      .filter((o) => this.rowModes(o, row).some((m) => conflicts(mode, m)))
+      .sort((a, b) => firstAt(a) - firstAt(b));
+  }
+  private lockRow(s: ModelSession, row: string, mode: RowMode, modify?: 'update' | 'delete'): void {
+    s.held.push({ kind: 'row', row, mode, ...(modify ? { modify } : {}), at: this.lockAt++ });
   }
   private rowVisible(s: ModelSession, row: string): boolean {
     if (this.deleted.has(row)) return false;
     return !s.held.some((h) => h.kind === 'row' && h.row === row && h.modify === 'delete');
+  }
+  /**
+   * `status = 'new'` as the statement sees it: its own updates and committed ones are seen at
+   * once; a row an open transaction updated is seen as before, and the lock's EvalPlanQual
+   * recheck after the wait finds the committed status.
+   */
+  private rowIsNew(s: ModelSession, row: string): boolean {
+    if (this.statusChanged.has(row)) return false;
+    return !s.held.some((h) => h.kind === 'row' && h.row === row && h.modify === 'update');
   }
   private keyHolder(key: string): ModelSession | undefined {
     return this.sessions.find((o) => o.held.some((h) => h.kind === 'key' && h.key === key));
@@ -239,6 +297,7 @@ class Model {
     const step = s.steps[s.pos++];
     const a = step.action;
     this.woken = new Set();
+    this.wokenFrom = new Map();
     this.touched = new Map();
     if (a.kind === 'begin') {
       s.inTxn = true;
@@ -288,19 +347,24 @@ class Model {
         const row = a.rows[r.index];
         this.touch(s, row);
         if (!this.rowVisible(s, row)) continue;
-        if (a.skipLocked && locked >= 1) break;
+        if ((a.skipLocked || a.firstNew) && locked >= 1) break;
+        if (a.firstNew && !this.rowIsNew(s, row)) continue;
         const blockers = this.rowBlockers(s, row, a.mode);
         if (blockers.length === 0) {
-          s.held.push({ kind: 'row', row, mode: a.mode, ...(a.modify ? { modify: a.modify } : {}) });
+          this.lockRow(s, row, a.mode, a.modify);
           locked++;
           continue;
         }
         if (a.skipLocked) continue;
         if (a.nowait) return this.fail(s);
-        // Tuple lock: free when no other waiter holds or queues for it in a conflicting mode.
+        // Tuple lock: free when no other waiter holds or queues for it in a conflicting mode. A
+        // transaction that already holds a weaker lock on the row skips the tuple lock
+        // (heap_lock_tuple's skip_tuple_lock, heap_update's current_is_member) and sleeps on the
+        // other members at once.
         const queue = this.waitersOn(row);
-        const tupleFree = !queue.some((w) => conflicts(a.mode, w.wait!.mode));
-        return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: tupleFree ? 'xid' : 'tuple' });
+        const tupleFree = !queue.some((w) => conflicts(a.mode, w.wait!.mode)) || this.rowModes(s, row).length > 0;
+        if (!tupleFree) return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: 'tuple' });
+        return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: 'xid', on: blockers[0] });
       }
       s.running = undefined;
       return;
@@ -366,6 +430,7 @@ class Model {
       for (const row of rows) if (this.waitersOn(row).length >= 2) throw new Reject('two waiters chase an updated row');
       for (const h of s.held) {
         if (h.kind === 'row' && h.modify === 'delete') this.deleted.add(h.row);
+        if (h.kind === 'row' && h.modify === 'update' && h.row.startsWith('queue:')) this.statusChanged.add(h.row);
         if (h.kind === 'key') this.committedKeys.add(h.key);
       }
     }
@@ -400,22 +465,45 @@ class Model {
     const a = s.running!.action;
     if (w.kind === 'row') {
       if (w.stage === 'tuple') {
-        const ahead = this.waitersOn(w.res).filter((o) => o !== s && o.wait!.seq < w.seq);
+        // The tuple lock is held by the waiters past it (stage 'xid', whatever their arrival) and
+        // granted in arrival order to the ones queued for it.
+        const ahead = this.waitersOn(w.res).filter((o) => o !== s && (o.wait!.stage === 'xid' || o.wait!.seq < w.seq));
         if (ahead.some((o) => conflicts(w.mode, o.wait!.mode))) return false;
-        if (this.rowVisible(s, w.res) && this.rowBlockers(s, w.res, w.mode).length > 0) {
-          // Holds the tuple lock now; a new sleep on the holders' xids, with new timers.
+        const blockers = this.rowVisible(s, w.res) ? this.rowBlockers(s, w.res, w.mode) : [];
+        // The tuple lock's holder locks the row before it lets the next one in; a statement woken
+        // elsewhere by the same event takes the row without the tuple lock, racing with this one.
+        if (blockers.some((b) => this.woken.has(b) && this.wokenFrom.get(b) !== w.res))
+          throw new Reject('a woken statement takes a row a queued waiter goes for');
+        if (blockers.length > 0) {
+          // Holds the tuple lock now; a new sleep on the first holder's xid, with new timers.
           s.wait = undefined;
-          this.startWait(s, { kind: 'row', res: w.res, mode: w.mode, stage: 'xid' });
+          this.startWait(s, { kind: 'row', res: w.res, mode: w.mode, stage: 'xid', on: blockers[0] });
+          s.wait!.seq = w.seq;
           return true;
         }
-      } else if (this.rowVisible(s, w.res) && this.rowBlockers(s, w.res, w.mode).length > 0) return false;
+      } else {
+        const blockers = this.rowVisible(s, w.res) ? this.rowBlockers(s, w.res, w.mode) : [];
+        if (blockers.includes(w.on!)) return false;
+        // The member slept on ended, and a statement woken by the same event locked the row: on
+        // PostgreSQL the two race for it (the other does not take the tuple lock this one holds).
+        if (blockers.some((b) => this.woken.has(b))) throw new Reject('a woken statement takes a row another waiter was woken for');
+        if (blockers.length > 0) {
+          // The member slept on ended: the next sleep is on the next conflicting member, with new
+          // timers; the tuple lock stays with the waiter, so its place in the queue does not change.
+          s.wait = { ...w, on: blockers[0], deadlockAt: this.now + s.deadlockMs, checked: false };
+          delete s.wait.lockTimeoutAt;
+          if (s.lockTimeoutMs > 0) s.wait.lockTimeoutAt = this.now + s.lockTimeoutMs;
+          return true;
+        }
+      }
       s.wait = undefined;
       this.woken.add(s);
+      this.wokenFrom.set(s, w.res);
       this.touch(s, w.res);
       const r = s.running!;
-      if (a.kind === 'rows' && this.rowVisible(s, w.res)) {
-        s.held.push({ kind: 'row', row: w.res, mode: w.mode, ...(a.modify ? { modify: a.modify } : {}) });
-        if (a.skipLocked) r.index = a.rows.length;
+      if (a.kind === 'rows' && this.rowVisible(s, w.res) && (!a.firstNew || this.rowIsNew(s, w.res))) {
+        this.lockRow(s, w.res, w.mode, a.modify);
+        if (a.skipLocked || a.firstNew) r.index = a.rows.length;
       }
       r.index++; // a deleted row is skipped (EvalPlanQual finds no row)
       this.continueRunning(s);
@@ -450,14 +538,22 @@ class Model {
     return out.sort((a, b) => a.at - b.at);
   }
 
+  /** Time passes while a step is issued; no pending timer may be near. */
+  issueStep(): void {
+    this.now += STEP_COST_MS;
+    const [t] = this.timers();
+    if (t && t.at - this.now < TIE_MARGIN_MS) throw new Reject('a timer fires while steps are issued');
+  }
+
   /** Fires the next timer; false when none is pending (the schedule would hang). */
   fireNextTimer(): boolean {
     const [t, next] = this.timers();
     if (!t) return false;
     if (next && next.at - t.at < TIE_MARGIN_MS) throw new Reject('two timers too close');
-    this.now = t.at;
+    this.now = Math.max(this.now, t.at);
     if (this.now > MAX_VIRTUAL_MS) throw new Reject('schedule too long');
     this.woken = new Set();
+    this.wokenFrom = new Map();
     this.touched = new Map();
     if (t.kind === 'lock') {
       this.fail(t.s);
@@ -485,7 +581,7 @@ class Model {
       const ahead = this.waitersOn(w.res).filter((o) => o !== s && o.wait!.seq < w.seq);
       return [...holders, ...ahead.map((to) => ({ to, soft: true }))];
     }
-    if (w.stage === 'xid') return this.rowBlockers(s, w.res, w.mode).map((to) => ({ to, soft: false }));
+    if (w.stage === 'xid') return [{ to: w.on!, soft: false }];
     const queue = this.waitersOn(w.res).filter(
       (o) => o !== s && conflicts(w.mode, o.wait!.mode) && (o.wait!.stage === 'xid' || o.wait!.seq < w.seq),
     );
@@ -547,7 +643,10 @@ function drawStatement(
     case 'update-nonkey': {
       const t = rng.pick(ctx.hot);
       const by = (si + 1) * 10 + n;
-      return one(`UPDATE ${t} SET v = v + ${by} WHERE id = ${k} RETURNING v;`, {
+      // queue has no v: its non-key column is status, which the LIMIT recheck filters on.
+      const set =
+        t === 'queue' ? `status = status || '${si + 1}' WHERE id = ${k} RETURNING status` : `v = v + ${by} WHERE id = ${k} RETURNING v`;
+      return one(`UPDATE ${t} SET ${set};`, {
         kind: 'rows',
         rows: [row(t, k)],
         mode: 'nku',
@@ -579,6 +678,31 @@ function drawStatement(
       const id = 100 + (si + 1) * 10 + ctx.inserts++;
       return one(`INSERT INTO child VALUES (${id}, ${k}, 0);`, { kind: 'rows', rows: [row('parent', k)], mode: 'ks' });
     }
+    case 'insert-expr-unique': {
+      // Its id is its own; its email collides with insert-unique's 'n<j>' only through lower(email).
+      const j = rng.int(0, 1);
+      return one(`INSERT INTO users VALUES (${20 + si * 5 + n}, 'N${j}', ${si + 1});`, {
+        kind: 'insertKey',
+        key: `users:${10 + j}`,
+        onConflict: false,
+      });
+    }
+    case 'nextval':
+      // The id is drawn before the foreign-key check waits, and a rollback does not give it back.
+      return one(`INSERT INTO child VALUES (nextval('child_ids'), ${k}, 0) RETURNING id;`, {
+        kind: 'rows',
+        rows: [row('parent', k)],
+        mode: 'ks',
+      });
+    case 'limit-recheck':
+      // A row an open transaction updated is locked as seen, then rechecked after the wait
+      // (EvalPlanQual); if its status changed, LIMIT goes on to the next row.
+      return one(`SELECT id FROM queue WHERE status = 'new' ORDER BY id LIMIT 1 ${MODE_SQL[mode]};`, {
+        kind: 'rows',
+        rows: TABLE_IDS.map((id) => row('queue', id)),
+        mode,
+        firstNew: true,
+      });
     case 'select-for':
     case 'nowait': {
       const nowait = tag === 'nowait';
@@ -694,6 +818,7 @@ function schedule(rng: Rng, sessions: ModelSession[]): { order: string[]; virtua
       let s = rng.pick(ready);
       if (s.steps[s.pos].action.kind === 'end' && rng.chance(0.7)) s = rng.pick(ready);
       order.push(s.steps[s.pos].name);
+      model.issueStep();
       model.runStep(s);
     }
   } catch (e) {
@@ -740,7 +865,7 @@ export function generate(seed: number, opts: GenerateOptions = {}): Generated {
       }));
       const spec: Spec = {
         setup: [SCHEMA],
-        teardown: 'DROP TABLE child, parent, queue, users;',
+        teardown: 'DROP TABLE child, parent, queue, users; DROP SEQUENCE child_ids;',
         sessions: specSessions,
         permutations: [{ steps: [...result.order, check.name].map((step) => ({ step, blockers: [] })) }],
       };
