@@ -986,23 +986,13 @@ async function noticesBeforeRowWait(eng: EngineContext, s: Sess, st: ParsedState
   // ON CONFLICT DO UPDATE locks the conflicting row (ExecOnConflictUpdate) right after the new
   // row's BEFORE INSERT triggers, before its own WHERE clause runs.
   if (st.cls.verb === 'insert') return noticesBeforeKeyWait(eng, s, st);
-  const seqs = await sequenceStates(eng);
-  try {
-    const marked = await dryRun(
-      eng,
-      s,
-      st,
-      false,
-      false,
-      waitMarkSql([tuple], (n) => relSql(eng, n)),
-    );
-    return noticesBeforeMark(marked.raw.notices, 0);
-  } catch (e) {
-    if (e instanceof EngineInternalError) return undefined;
-    throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
+  const marked = await markedRun(
+    eng,
+    s,
+    st,
+    waitMarkSql(tuple, (n) => relSql(eng, n)),
+  );
+  return marked && noticesBeforeMark(marked);
 }
 
 /**
@@ -1013,17 +1003,28 @@ async function noticesBeforeRowWait(eng: EngineContext, s: Sess, st: ParsedState
 async function noticesBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<PgMessage[] | undefined> {
   const relation = st.cls.kind === 'dml' && st.cls.verb === 'insert' ? st.cls.relations[0] : undefined;
   if (!relation) return undefined;
+  const marked = await markedRun(
+    eng,
+    s,
+    st,
+    insertMarkSql(relation, (n) => relSql(eng, n)),
+  );
+  return marked && markCount(marked) === 1 ? noticesBeforeMark(marked) : undefined;
+}
+
+/**
+ * The notices of a dry run again with `marks` (pg/inject.ts) run first, giving back the sequence
+ * values it takes; undefined when the engine cannot stage it.
+ */
+async function markedRun(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  marks: { sql: string; count: number },
+): Promise<PgMessage[] | undefined> {
   const seqs = await sequenceStates(eng);
   try {
-    const marked = await dryRun(
-      eng,
-      s,
-      st,
-      false,
-      false,
-      insertMarkSql(relation, (n) => relSql(eng, n)),
-    );
-    return markCount(marked.raw.notices) === 1 ? noticesBeforeMark(marked.raw.notices, 0) : undefined;
+    return (await dryRun(eng, s, st, false, false, marks)).raw.notices;
   } catch (e) {
     if (e instanceof EngineInternalError) return undefined;
     throw e;

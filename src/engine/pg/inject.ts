@@ -18,6 +18,14 @@ import type { PgMessage, RawResult } from '../types';
 import { INTERNAL_SCHEMA } from './names';
 import { ident, literal } from './replay';
 
+/**
+ * PL/pgSQL of a BEFORE UPDATE OR DELETE trigger that sets `hit` when the row it fires for is the
+ * version at the trigger's argument (a ctid): a trigger cannot read OLD's ctid, so the row there
+ * is compared with OLD.
+ */
+const ROW_HIT = `  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
+`;
+
 /** The marker notice's text, followed by the injection's number. */
 const MARKER = 'lockstep-injected';
 
@@ -44,8 +52,7 @@ export function injectionSql(injections: readonly Injection[], rel: (name: strin
 CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
 DECLARE hit boolean;
 BEGIN
-  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
-  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
+${ROW_HIT}  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
     RAISE NOTICE '${MARKER} ${i}';
     RAISE EXCEPTION USING ${using};
   END IF;
@@ -70,53 +77,49 @@ export function isInjectedError(raw: RawResult, error: PgMessage): boolean {
   return raw.error?.sqlstate === error.sqlstate && raw.error.message === error.message;
 }
 
-/** The wait marker's notice text, followed by the marked row's number. */
+/** The wait marker's notice text. */
 const WAIT_MARK = 'lockstep-wait-mark';
 
 /**
  * SQL run inside a dry run (rolled back with it) that sends a marker notice the first time the
- * statement reaches each given row of an UPDATE or DELETE: where PostgreSQL would wait for it.
+ * statement reaches the given row of an UPDATE or DELETE: where PostgreSQL would wait for it.
  * PostgreSQL locks the row (and waits) after the row passed the statement's quals and before any
  * BEFORE ROW trigger runs (GetTupleForTrigger), so a BEFORE trigger named to sort before every
  * other marks that point: the notices before the marker reached the client before the wait.
  */
-export function waitMarkSql(tuples: readonly TupleId[], rel: (name: string) => string = ident): { sql: string; count: number } {
-  const parts = tuples.map((t, i) => {
-    const fn = `${INTERNAL_SCHEMA}.wait_mark_${i}`;
-    const seq = `${INTERNAL_SCHEMA}.wait_mark_seq_${i}`;
-    // Two leading spaces: it fires before the injected errors' triggers (one) and user triggers.
-    const trigger = `"  lockstep_wait_mark_${i}"`;
-    const table = rel(t.relation);
-    return `CREATE SEQUENCE ${seq};
+export function waitMarkSql(t: TupleId, rel: (name: string) => string = ident): { sql: string; count: number } {
+  const fn = `${INTERNAL_SCHEMA}.wait_mark`;
+  const seq = `${INTERNAL_SCHEMA}.wait_mark_seq`;
+  // Two leading spaces: it fires before the injected errors' triggers (one) and user triggers.
+  const trigger = `"  lockstep_wait_mark"`;
+  const table = rel(t.relation);
+  return {
+    sql: `CREATE SEQUENCE ${seq};
 CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
 DECLARE hit boolean;
 BEGIN
-  EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
-  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
-    RAISE NOTICE '${WAIT_MARK} ${i}';
+${ROW_HIT}  IF hit AND pg_catalog.nextval(${literal(seq)}) = 1 THEN
+    RAISE NOTICE '${WAIT_MARK}';
   END IF;
   RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END $lockstep$;
 CREATE TRIGGER ${trigger} BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}('(${t.block},${t.offset})');
 ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
-`;
-  });
-  return { sql: parts.join(''), count: 4 * tuples.length };
+`,
+    count: 4,
+  };
+}
+
+const isMark = (n: PgMessage) => n.sqlstate === '00000' && n.message === WAIT_MARK;
+
+/** A marked dry run's notices up to its first marker; undefined when no marker was sent (the statement never reached the row). */
+export function noticesBeforeMark(notices: readonly PgMessage[]): PgMessage[] | undefined {
+  const at = notices.findIndex(isMark);
+  return at < 0 ? undefined : notices.slice(0, at);
 }
 
 /**
- * A marked dry run's notices up to the marker of row `index` (not included), with every marker
- * taken out; undefined when that marker was not sent (the statement never reached the row).
- */
-export function noticesBeforeMark(notices: readonly PgMessage[], index: number): PgMessage[] | undefined {
-  const isMark = (n: PgMessage) => n.sqlstate === '00000' && n.message.startsWith(`${WAIT_MARK} `);
-  const at = notices.findIndex((n) => isMark(n) && n.message === `${WAIT_MARK} ${index}`);
-  if (at < 0) return undefined;
-  return notices.slice(0, at).filter((n) => !isMark(n));
-}
-
-/**
- * SQL run inside a dry run (rolled back with it) that sends the wait marker (number 0) for each
+ * SQL run inside a dry run (rolled back with it) that sends the wait marker for each
  * row an INSERT into `relation` forms, after the row's BEFORE triggers ran: PostgreSQL checks
  * the row's unique keys (and ON CONFLICT's arbiters) there, where it waits on a duplicate key.
  * The trigger's name sorts after every other (U+10FFFF), so it runs last.
@@ -128,7 +131,7 @@ export function insertMarkSql(relation: string, rel: (name: string) => string = 
   return {
     sql: `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
 BEGIN
-  RAISE NOTICE '${WAIT_MARK} 0';
+  RAISE NOTICE '${WAIT_MARK}';
   RETURN NEW;
 END $lockstep$;
 CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}();
@@ -140,5 +143,5 @@ ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
 
 /** How many wait markers a marked dry run sent. */
 export function markCount(notices: readonly PgMessage[]): number {
-  return notices.filter((n) => n.sqlstate === '00000' && n.message.startsWith(`${WAIT_MARK} `)).length;
+  return notices.filter(isMark).length;
 }
