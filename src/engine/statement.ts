@@ -298,6 +298,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (same) await restoreSequences(eng, same);
       dry = await dryRun(eng, s, st);
       if (same) await restoreSequences(eng, statesOf(seqs, same));
+      // PostgreSQL's recheck walks the waited row's chain into the statement's own versions and
+      // compares the last one's cmin with its command id (heapam_tuple_lock, TM_SelfModified);
+      // the re-run with a new snapshot meets the version the statement updated itself instead.
+      if (dry.remodified) approximate(eng, s, 'self-modified-recheck');
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
