@@ -227,6 +227,26 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual(['function-wait-policy']);
   });
 
+  it('a recheck of a statement whose function changed the statement’s own new version again is noted; one without is not', async () => {
+    const e = await engine();
+    await e.setup(
+      `CREATE FUNCTION bump() RETURNS bool LANGUAGE sql AS $$ UPDATE accounts SET balance = balance + 1 WHERE id = 1; SELECT true $$;`,
+    );
+    const twice =
+      'WITH u AS (UPDATE accounts SET balance = balance + 10 WHERE id = 1 RETURNING *, bump()) UPDATE accounts a SET balance = u.balance FROM u';
+    const once =
+      'WITH u AS (UPDATE accounts SET balance = balance + 10 WHERE id = 1 RETURNING *) UPDATE accounts a SET balance = u.balance FROM u';
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    expect(await e.submit('s2', once)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    // (The join re-read is noted on both.)
+    expect(last(e, 's2')).not.toContain('self-modified-recheck');
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    expect(await e.submit('s2', twice)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toContain('self-modified-recheck');
+  });
+
   it('an exclusion-constrained table changed by an UPDATE on one side is noted; inserts on both sides wait instead', async () => {
     const e = await engine();
     await e.setup(`CREATE TABLE booking (id int PRIMARY KEY, during int4range NOT NULL, EXCLUDE USING gist (during WITH &&));

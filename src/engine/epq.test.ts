@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { restrictToTuples } from './epq';
+import { restrictToTuples, tagOrder } from './epq';
 import { loadParser } from './sql';
 
 beforeAll(() => loadParser());
@@ -52,6 +52,19 @@ describe('restrictToTuples', () => {
       expect(restrictToTuples(c.sql, c.verb, c.target, ['(0,3)'])).toBe(expected);
       expect(c).toEqual(input);
     });
+});
+
+describe('an inheritance parent’s rows, keyed by table and ctid', () => {
+  it('restricts by table OID and ctid together, and tags the rows with both', () => {
+    const sql = restrictToTuples('UPDATE p SET b = -b WHERE c = 0', 'update', 'p', ['16390:(0,1)', '16393:(0,1)'], undefined, true);
+    expect(sql).toContain(
+      `(p.tableoid::pg_catalog.int8::pg_catalog.text || ':' || p.ctid::pg_catalog.text) = ANY('{"16390:(0,1)","16393:(0,1)"}'::pg_catalog.text[])`,
+    );
+    expect(sql).not.toContain('array_position');
+    expect(tagOrder('DELETE FROM p WHERE c = 0 RETURNING a', 'delete', 'p', true)).toBe(
+      `DELETE FROM p WHERE c = 0 RETURNING a, old.tableoid::pg_catalog.int8::pg_catalog.text || ':' || old.ctid::pg_catalog.text AS " lockstep_order"`,
+    );
+  });
 });
 
 describe('restrictToTuples with a horizon', () => {

@@ -63,7 +63,12 @@ export function restrictToTuples(
   // rows it had found, over the rows its snapshot saw; versions committed later are not among them.
   const older = horizon !== undefined ? ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}` : '';
   const list = `'{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]`;
-  const restriction = `(${t}.ctid = ANY(${list}) OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
+  // An inheritance parent's rows are keyed "oid:(block,offset)": a ctid alone names a row in each child.
+  const qualified = ctids.some((c) => c.includes(':'));
+  const found = qualified
+    ? `(${t}.tableoid::pg_catalog.int8::pg_catalog.text || ':' || ${t}.ctid::pg_catalog.text) = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::pg_catalog.text[])`
+    : `${t}.ctid = ANY(${list})`;
+  const restriction = `(${found} OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
   // PostgreSQL's LockRows sits above the Sort: the rows were sorted on the values the statement's
   // snapshot saw, and EvalPlanQual rechecks only the WHERE clause of a row's newest version, so a
   // row keeps its place even when the update it waited for changed its sort key. The rows the
@@ -74,8 +79,9 @@ export function restrictToTuples(
   // goes on from the row it waited for, the re-run's would meet that row's new version last and
   // stop before it. So the re-run sorts the found rows into the order the scan locked them, the
   // rest after them in their physical order (a sequential scan's).
-  const tailSql =
-    ordered && orderBy >= 0
+  const tailSql = qualified
+    ? slice(end, bytes.length)
+    : ordered && orderBy >= 0
       ? `${slice(end, orderBy)} pg_catalog.array_position(${list}, ${t}.ctid),${slice(orderBy, bytes.length)}`
       : ordered && limited
         ? `ORDER BY pg_catalog.array_position(${list}, ${t}.ctid), ${t}.ctid ${slice(end, bytes.length)}`
@@ -155,10 +161,10 @@ export const ORDER_COLUMN = ' lockstep_order';
  * wait, PostgreSQL goes on with the newest version of the row where its scan met the old one
  * (EvalPlanQual); the re-run, a new scan, meets it where it now lies, usually last. UPDATE and
  * DELETE return `old.ctid` (PostgreSQL 18's RETURNING OLD) after their RETURNING list; a locking
- * SELECT without ORDER BY returns the target's ctid after its select list. Null when the
- * statement has no such list, or names `old` itself.
+ * SELECT without ORDER BY returns the target's ctid after its select list (`qualified`: prefixed
+ * by the row's table OID). Null when the statement has no such list, or names `old` itself.
  */
-export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', target: string): string | null {
+export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', target: string, qualified = false): string | null {
   if (/\bold\b/i.test(sql)) return null;
   let tokens: SqlToken[];
   try {
@@ -186,12 +192,15 @@ export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', targ
       else if (t.text === ';') end = Math.min(end, t.start);
     }
   }
+  // `qualified`: an inheritance parent's rows, keyed by table and ctid (epqKey).
+  const tag = (rel: string) =>
+    qualified ? `${rel}.tableoid::pg_catalog.int8::pg_catalog.text || ':' || ${rel}.ctid::pg_catalog.text` : `${rel}.ctid::text`;
   if (verb === 'select') {
     if (from < 0 || ordered) return null;
-    return `${slice(0, from).trimEnd()}, ${quote(target)}.ctid::text AS ${col} ${slice(from, bytes.length)}`;
+    return `${slice(0, from).trimEnd()}, ${tag(quote(target))} AS ${col} ${slice(from, bytes.length)}`;
   }
   if (!returning) return null;
-  return `${slice(0, end).trimEnd()}, old.ctid::text AS ${col}${slice(end, bytes.length)}`;
+  return `${slice(0, end).trimEnd()}, ${tag('old')} AS ${col}${slice(end, bytes.length)}`;
 }
 
 function quote(s: string): string {

@@ -70,11 +70,22 @@ describe('otherRelations', () => {
     expect(otherRelations('DELETE FROM lines l USING prices p WHERE p.sku = l.sku').map((r) => r.ref)).toEqual(['p']);
   });
 
+  it('finds the tables a locking SELECT reads besides those its locking clauses name', () => {
+    const sql =
+      'SELECT * FROM accounts a1 JOIN accounts a2 USING (id), rates WHERE a1.k = (SELECT k FROM a1 WHERE true) FOR UPDATE OF a1 FOR SHARE OF rates';
+    expect(otherRelations(sql).map((r) => [r.name, r.ref, sql.slice(r.start, r.end)])).toEqual([
+      ['accounts', 'a2', 'accounts a2'],
+      ['a1', 'a1', 'a1'],
+    ]);
+  });
+
   it('skips ONLY, column aliases and statements with a data-modifying CTE', () => {
     expect(otherRelations('UPDATE t SET a = 1 FROM ONLY u WHERE u.id = t.id')).toEqual([]);
     expect(otherRelations('UPDATE t SET a = 1 FROM u AS x(i) WHERE x.i = t.id')).toEqual([]);
     expect(otherRelations('WITH d AS (DELETE FROM v RETURNING id) UPDATE t SET a = 1 FROM u WHERE u.id = t.id')).toEqual([]);
     expect(otherRelations('SELECT * FROM u')).toEqual([]);
+    expect(otherRelations('SELECT * FROM u, v FOR UPDATE')).toEqual([]);
+    expect(otherRelations('SELECT * FROM u FOR UPDATE OF u FOR SHARE')).toEqual([]);
   });
 
   it('stands a table in as typed VALUES under its reference name', () => {

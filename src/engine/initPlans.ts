@@ -152,15 +152,24 @@ export interface OtherRelation {
 
 /**
  * The tables an UPDATE or DELETE reads besides its target: its FROM / USING list, its subqueries
- * and CTEs. EvalPlanQual rechecks the target row alone: these rows are the ones the statement
+ * and CTEs; for a locking SELECT, those besides the tables its locking clauses name. EvalPlanQual rechecks the target row alone: these rows are the ones the statement
  * read under its snapshot (ROW_MARK_REFERENCE / ROW_MARK_COPY refetch the same versions, subplans
  * run with the original snapshot). Skipped: tables under a locking clause (they are rechecked
  * too), ONLY references and aliases with column lists; none at all when a CTE changes data.
  */
 export function otherRelations(sql: string): OtherRelation[] {
-  const top = parseTop(sql, ['UpdateStmt', 'DeleteStmt']);
+  const top = parseTop(sql, ['UpdateStmt', 'DeleteStmt', 'SelectStmt']);
   if (!top) return [];
   const { body, tokens } = top;
+  // A locking SELECT's targets are the tables its locking clauses name (FOR UPDATE OF a1); the
+  // others in its FROM list get ROW_MARK_REFERENCE, which refetches the version first joined.
+  // Without OF every table is locked, and without a locking clause nothing is rechecked.
+  const locked = new Set<string>();
+  if (body.lockingClause !== undefined || !('relation' in body)) {
+    const clauses = ((body.lockingClause as Node[] | undefined) ?? []).map((c) => c.LockingClause as Node | undefined);
+    if (!clauses.length || clauses.some((c) => !c || !Array.isArray(c.lockedRels) || !c.lockedRels.length)) return [];
+    for (const c of clauses) for (const r of c!.lockedRels as Node[]) locked.add((r.RangeVar as Node | undefined)?.relname as string);
+  }
   const ctes = (((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []).map(
     (c) => (c.CommonTableExpr as Node | undefined)?.ctequery as Node | undefined,
   );
@@ -168,24 +177,28 @@ export function otherRelations(sql: string): OtherRelation[] {
   const cteNames = new Set(
     (((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []).map((c) => (c.CommonTableExpr as Node).ctename as string),
   );
-  const target = body.relation as Node;
+  const target = body.relation as Node | undefined;
   const found: Node[] = [];
-  const visit = (node: unknown): void => {
+  // `nested`: inside a subquery, where the statement's locking clause names no table.
+  const visit = (node: unknown, nested: boolean): void => {
     if (!node || typeof node !== 'object') return;
     if (Array.isArray(node)) {
-      for (const n of node) visit(n);
+      for (const n of node) visit(n, nested);
       return;
     }
     const n = node as Node;
     if (Array.isArray(n.lockingClause) && n.lockingClause.length > 0) return;
     const r = n.RangeVar as Node | undefined;
     if (r) {
+      const ref = ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? (r.relname as string);
+      if (!nested && locked.has(ref)) return;
       if (r !== target && !(r.schemaname === undefined && cteNames.has(r.relname as string))) found.push(r);
       return;
     }
-    for (const v of Object.values(n)) visit(v);
+    for (const [k, v] of Object.entries(n)) visit(v, nested || k === 'SelectStmt');
   };
-  for (const [k, v] of Object.entries(body)) if (k !== 'relation') visit(v);
+  for (const [k, v] of Object.entries(body)) if (k !== 'relation' && k !== 'lockingClause' && k !== 'withClause') visit(v, false);
+  visit(body.withClause, true);
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
   const out: OtherRelation[] = [];

@@ -130,6 +130,11 @@ export interface RunningStep {
     modes?: Record<string, RowLockMode>;
     /** Found rows whose newest version a committed update made (EvalPlanQual locks it before its recheck). */
     followed?: string[];
+    /**
+     * An inheritance parent's scan: the child tables (the parent among them) whose rows it found;
+     * `ctids`, `modes` and `followed` then key each row as "oid:(block,offset)" (model/util.ts, epqKey).
+     */
+    children?: number[];
     /** `ctids` are exactly the rows the scan locked, in the order it locked them (none was held before). */
     ordered?: boolean;
   };

@@ -1,6 +1,7 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
 import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
+import { epqCovers, epqKey } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
   columnsQuery,
@@ -298,6 +299,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (same) await restoreSequences(eng, same);
       dry = await dryRun(eng, s, st);
       if (same) await restoreSequences(eng, statesOf(seqs, same));
+      // PostgreSQL's recheck walks the waited row's chain into the statement's own versions and
+      // compares the last one's cmin with its command id (heapam_tuple_lock, TM_SelfModified);
+      // the re-run with a new snapshot meets the version the statement updated itself instead.
+      if (dry.remodified) approximate(eng, s, 'self-modified-recheck');
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
@@ -499,13 +504,23 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && !step.epq && step.wait?.tag.type !== 'relation' && st.cls.kind === 'dml' && scanned) {
     const oid = eng.catalog.find((c) => c.name === scanned.relname)?.oid;
     if (oid !== undefined) {
+      // An inheritance parent's scan (an Append over it and its children) finds the children's
+      // rows: each is then known by its table and ctid.
+      const rowOids = new Set(dry.plan.flatMap((p) => (p.kind === 'row' ? [p.tuple.oid] : [])));
+      const family = !st.cls.currentOf && [...rowOids].some((o) => o !== oid) ? await inheritanceFamily(eng, oid) : [oid];
+      const scope = { oid, ctids: [], ...(family.length > 1 ? { children: family } : {}) };
       // The rows the scan found: those it is locking now, and those this session already held.
-      const found = dry.plan.flatMap((p) => (p.kind === 'row' && p.tuple.oid === oid ? [`(${p.tuple.block},${p.tuple.offset})`] : []));
-      const held = eng.rows.heldBy(s.name).flatMap((h) => (h.tuple.oid === oid ? [`(${h.tuple.block},${h.tuple.offset})`] : []));
+      const found = dry.plan.flatMap((p) =>
+        p.kind === 'row' && epqCovers(scope, p.tuple.oid) ? [epqKey(scope, p.tuple.oid, p.tuple.block, p.tuple.offset)] : [],
+      );
+      const held = eng.rows
+        .heldBy(s.name)
+        .flatMap((h) => (epqCovers(scope, h.tuple.oid) ? [epqKey(scope, h.tuple.oid, h.tuple.block, h.tuple.offset)] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
       const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       const modes: Record<string, RowLockMode> = {};
-      for (const p of dry.plan) if (p.kind === 'row' && p.tuple.oid === oid) modes[`(${p.tuple.block},${p.tuple.offset})`] ??= p.mode;
+      for (const p of dry.plan)
+        if (p.kind === 'row' && epqCovers(scope, p.tuple.oid)) modes[epqKey(scope, p.tuple.oid, p.tuple.block, p.tuple.offset)] ??= p.mode;
       // WHERE CURRENT OF targets the cursor's row alone.
       const ctids = st.cls.currentOf ? found : [...new Set([...found, ...held])];
       // The rows the scan locked, in its order, are all the rows it returned only when the
@@ -516,8 +531,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       );
       // Rows this statement locked before it waited are in `found`, in the scan's order.
       const mine = new Set((step.rowsBeforeWait ?? []).map((r) => `${r.tuple.oid}:(${r.tuple.block},${r.tuple.offset})`));
-      const ordered = !touched && held.every((c) => mine.has(`${oid}:${c}`));
-      step.epq = { oid, ctids, modes, ...(horizon !== undefined ? { horizon } : {}), ...(ordered ? { ordered } : {}) };
+      const ordered = !scope.children && !touched && held.every((c) => mine.has(`${oid}:${c}`));
+      step.epq = {
+        oid,
+        ctids,
+        modes,
+        ...(scope.children ? { children: scope.children } : {}),
+        ...(horizon !== undefined ? { horizon } : {}),
+        ...(ordered ? { ordered } : {}),
+      };
     }
   }
   // Notices raised before a row wait reach the client at once in PostgreSQL (after the snapshot
@@ -796,19 +818,21 @@ async function freezeSubqueries(eng: EngineContext, s: Sess, st: ParsedStatement
 function lockRecheckedVersions(eng: EngineContext, s: Sess, st: ParsedStatement, dry: DryRun): void {
   const epq = s.step?.epq;
   if (!epq?.followed?.length || s.txn?.isolation !== 'read committed' || dry.entry?.kind === 'sql') return;
-  const relation = eng.catalog.find((c) => c.oid === epq.oid)?.name;
-  if (relation === undefined) return;
   const entry = dry.entry ?? { kind: 'image' as const, ops: [], command: dry.raw.results.at(-1)?.command ?? '', sql: st.sql };
   const at = dry.plan.findIndex((p) => p.kind === 'row');
-  for (const ctid of epq.followed) {
+  for (const key of epq.followed) {
+    // An inheritance parent's rows are keyed by their table too (epqKey).
+    const [rel, ctid] = epq.children ? [Number(key.slice(0, key.indexOf(':'))), key.slice(key.indexOf(':') + 1)] : [epq.oid, key];
+    const relation = eng.catalog.find((c) => c.oid === rel)?.name;
+    if (relation === undefined) continue;
     const [block, offset] = ctid.slice(1, -1).split(',').map(Number);
-    if (dry.plan.some((p) => p.kind === 'row' && p.tuple.oid === epq.oid && p.tuple.block === block && p.tuple.offset === offset)) continue;
-    const asked = epq.modes?.[ctid];
+    if (dry.plan.some((p) => p.kind === 'row' && p.tuple.oid === rel && p.tuple.block === block && p.tuple.offset === offset)) continue;
+    const asked = epq.modes?.[key];
     if (!asked) continue;
     const mode: RowLockMode = asked === 'NoKeyUpdate' ? 'ForNoKeyUpdate' : asked === 'Update' ? 'ForUpdate' : asked;
-    const item = { kind: 'row' as const, tuple: { oid: epq.oid, relation, block, offset }, mode };
+    const item = { kind: 'row' as const, tuple: { oid: rel, relation, block, offset }, mode };
     dry.plan.splice(at < 0 ? dry.plan.length : at, 0, item);
-    entry.ops.unshift({ op: 'lock', target: { rel: epq.oid, relation, ctid, own: false }, mode });
+    entry.ops.unshift({ op: 'lock', target: { rel, relation, ctid, own: false }, mode });
     dry.entry = entry;
   }
 }
@@ -822,7 +846,7 @@ function recheckReordered(s: Sess, dry: DryRun): boolean {
   const epq = s.step?.epq;
   if (!epq?.followed?.length) return false;
   const order = dry.plan.flatMap((p) =>
-    p.kind === 'row' && p.tuple.oid === epq.oid ? [epq.ctids.indexOf(`(${p.tuple.block},${p.tuple.offset})`)] : [],
+    p.kind === 'row' && epqCovers(epq, p.tuple.oid) ? [epq.ctids.indexOf(epqKey(epq, p.tuple.oid, p.tuple.block, p.tuple.offset))] : [],
   );
   const known = order.filter((i) => i >= 0);
   return known.some((i, k) => k > 0 && i < known[k - 1]);
@@ -880,6 +904,14 @@ async function formedBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatem
   step.keyFormed = await ownFormed(eng, st, written, seqs);
 }
 
+/** A table and the tables that inherit from it, at any depth (pg_inherits; partitions too). */
+async function inheritanceFamily(eng: EngineContext, oid: number): Promise<number[]> {
+  const rows = await eng.ex.must(
+    `WITH RECURSIVE f(oid) AS (SELECT ${Math.trunc(oid)}::oid UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN f ON i.inhparent = f.oid) SELECT oid::int FROM f`,
+  );
+  return rows.map((r) => Number(r[0]));
+}
+
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
 export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): ParsedStatement {
   const epq = s.step?.epq;
@@ -905,7 +937,9 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   if (!sql) return st;
   // One target table, scanned in its own order: the rows can be put back where the scan met them.
   const tagged =
-    st.cls.relations.length === 1 && !st.cls.currentOf && st.cls.waitPolicy !== 'skip' ? tagOrder(sql, verb, st.cls.target.ref) : null;
+    st.cls.relations.length === 1 && !st.cls.currentOf && st.cls.waitPolicy !== 'skip'
+      ? tagOrder(sql, verb, st.cls.target.ref, epq.children !== undefined)
+      : null;
   return tagged ? { sql: tagged, cls: st.cls, orderTag: true } : { sql, cls: st.cls };
 }
 
@@ -928,10 +962,10 @@ function restoreScanOrder(s: Sess, dry: DryRun): boolean {
   const order = result.rows.map((_, i) => i).sort((a, b) => rank(tags[a]) - rank(tags[b]));
   result.rows = order.map((i) => result.rows![i]);
   // The plan's rows of the target, too: later waits come in the scan's order.
-  const slots = dry.plan.flatMap((p, i) => (p.kind === 'row' && p.tuple.oid === epq.oid ? [i] : []));
+  const slots = dry.plan.flatMap((p, i) => (p.kind === 'row' && epqCovers(epq, p.tuple.oid) ? [i] : []));
   const items = slots.map((i) => dry.plan[i] as Extract<PlanItem, { kind: 'row' }>);
   const key = (p: Extract<PlanItem, { kind: 'row' }>) => {
-    const r = rank(`(${p.tuple.block},${p.tuple.offset})`);
+    const r = rank(epqKey(epq, p.tuple.oid, p.tuple.block, p.tuple.offset));
     return r < 0 ? Number.MAX_SAFE_INTEGER : r;
   };
   const sorted = items.map((p, i) => ({ p, i })).sort((a, b) => key(a.p) - key(b.p) || a.i - b.i);

@@ -13,7 +13,7 @@ import { describe, presentTag, waitReason } from './present';
 import type { TupleId } from './rowlocks';
 import { SsiFailure } from './ssi';
 import { abortTxnState, currentXid } from './txn';
-import { sameTag } from './util';
+import { epqCovers, epqKey, sameTag } from './util';
 import type { ParsedStatement } from '../sql';
 import { cancelTimers, DATABASE_OID, event, type ModelState, queueResumes, type Sess, sess, type Wait } from '../state';
 import { messageEntry } from '../view/serverLog';
@@ -132,8 +132,11 @@ export function walkPlan(
         // The newest version of a row a committed update changed, reached by following the chain
         // (heapam_tuple_lock, FIND_LAST_VERSION): its updater is waited for "while rechecking
         // updated tuple" (XLTW_FetchUpdated), a locker by heap_lock_tuple "while locking tuple".
+        const epq = step.epq;
         const followed =
-          step.epq?.oid === item.tuple.oid && step.epq.followed?.includes(`(${item.tuple.block},${item.tuple.offset})`) === true;
+          epq !== undefined &&
+          epqCovers(epq, item.tuple.oid) &&
+          epq.followed?.includes(epqKey(epq, item.tuple.oid, item.tuple.block, item.tuple.offset)) === true;
         const changer = conflicting[0].mode === 'Update' || conflicting[0].mode === 'NoKeyUpdate';
         // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
         // member or the single locker): "avoids deadlock". Nor when the wait is the chain walk's

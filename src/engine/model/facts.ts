@@ -66,6 +66,10 @@ export interface InsertedTuple {
   oid: number;
   relation: string;
   ctid: string;
+  /** The version a later command of the same statement (a function it called) updated it into. */
+  next?: string;
+  /** A later command of the same statement deleted it (or moved it to another partition). */
+  deleted?: true;
 }
 
 /** A user relation (table or index) by OID, for naming the relation locks a sample reports. */
@@ -101,4 +105,6 @@ export interface DryRun {
   ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
   /** The PGlite xid of this run's transaction (row versions committed earlier have smaller xmins). */
   horizon?: number;
+  /** A later command of the statement (a function it called) updated or deleted a version the statement created. */
+  remodified?: true;
 }

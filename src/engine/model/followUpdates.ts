@@ -1,5 +1,6 @@
 /** Row locks and row images following a committed update to the row's new version. */
 import type { ModelState, Sess } from '../state';
+import { epqCovers, epqKey } from './util';
 
 /**
  * A committed UPDATE that moved rows to another partition: a session waiting for one of those
@@ -62,10 +63,13 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
     eng.rows.relocate({ oid: Number(rel), block: ob, offset: oo }, { block: b, offset: o });
     for (const other of eng.sessions.values()) {
       const epq = other.step?.epq;
-      if (epq && epq.oid === Number(rel) && epq.ctids.includes(oldCtid)) {
-        epq.ctids = epq.ctids.map((c) => (c === oldCtid ? cur : c));
-        epq.followed = [...(epq.followed ?? []).filter((c) => c !== oldCtid), cur];
-        if (epq.modes?.[oldCtid]) epq.modes = { ...epq.modes, [cur]: epq.modes[oldCtid] };
+      if (!epq || !epqCovers(epq, Number(rel))) continue;
+      const oldKey = epqKey(epq, Number(rel), ob, oo);
+      const curKey = epqKey(epq, Number(rel), b, o);
+      if (epq.ctids.includes(oldKey)) {
+        epq.ctids = epq.ctids.map((c) => (c === oldKey ? curKey : c));
+        epq.followed = [...(epq.followed ?? []).filter((c) => c !== oldKey), curKey];
+        if (epq.modes?.[oldKey]) epq.modes = { ...epq.modes, [curKey]: epq.modes[oldKey] };
       }
     }
     for (const other of eng.sessions.values()) {

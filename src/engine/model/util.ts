@@ -24,3 +24,20 @@ export function splitKey(table: string, k: string): { table: string; index: stri
 export function sameTag(a: LockTag, b: LockTag): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
+
+/** What EvalPlanQual keeps of the rows a statement's scan first found (state.ts, `Step.epq`). */
+export interface EpqRows {
+  oid: number;
+  ctids: string[];
+  children?: number[];
+}
+
+/** Whether the scan kept in `epq` covers a row of table `oid` (its own, or an inheritance child's). */
+export function epqCovers(epq: EpqRows, oid: number): boolean {
+  return epq.children ? epq.children.includes(oid) : epq.oid === oid;
+}
+
+/** A row's key among `epq.ctids`: its ctid, qualified by its table's OID when the scan spans children. */
+export function epqKey(epq: EpqRows, oid: number, block: number, offset: number): string {
+  return epq.children ? `${oid}:(${block},${offset})` : `(${block},${offset})`;
+}

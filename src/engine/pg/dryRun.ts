@@ -237,6 +237,7 @@ export async function dryRunInner(
   let assignsXid = false;
   let ops: ImageOp[] = [];
   let ssi: DryRun['ssi'];
+  let remodified = false;
   // INSERT … ON CONFLICT: each locked row of the target → the ctid of the version made of it.
   const created = new Map<string, string>();
   if (!raw.error) {
@@ -258,6 +259,7 @@ export async function dryRunInner(
     }
     for (const x of sub.subcommitted) stmtXids.add(x);
     if (stmtXids.size) touched = await decodeTuples(eng.ex, scanRows ?? [], stmtXids, ownXids);
+    remodified = touched.inserted.some((t) => t.next !== undefined || t.deleted);
     const byTable = groupBy(touched.inserted, (t) => t.relation);
     // The rest of the dry run's reads in one round trip; the rollback rides along unless
     // SERIALIZABLE still reads the dry run (ssiFootprint).
@@ -368,6 +370,7 @@ export async function dryRunInner(
     ...(injectedFired ? { injectedFired } : {}),
     ...(ssi ? { ssi } : {}),
     ...(horizon !== undefined ? { horizon } : {}),
+    ...(remodified ? { remodified: true as const } : {}),
   };
 }
 
@@ -474,7 +477,7 @@ export async function imageOps(
     movedPartition?: true;
     own: boolean;
   }[],
-  created: { oid: number; relation: string; ctid: string }[],
+  created: { oid: number; relation: string; ctid: string; next?: string; deleted?: true }[],
   plan: PlanItem[],
   newestVisible = false,
 ): Promise<ImageOp[]> {
@@ -502,16 +505,28 @@ export async function imageOps(
     const rows = await must(eng, run, valuesSql(cat, list));
     for (const r of rows) values.set(`${cat.oid}:${r[0]}`, r.slice(1));
   }
+  // A created version a later command of the statement updated or deleted again (a function
+  // called by it): the row's image is the chain's last version, or a delete when none is left.
+  const createdBy = new Map(created.map((c) => [`${c.oid}:${c.ctid}`, c]));
+  const lastOf = (oid: number, ctid: string): string | undefined => {
+    let c = createdBy.get(`${oid}:${ctid}`);
+    for (let hops = 0; c?.next && hops < createdBy.size; hops++) {
+      ctid = c.next;
+      c = createdBy.get(`${oid}:${ctid}`);
+    }
+    return c?.deleted ? undefined : ctid;
+  };
   const ops: ImageOp[] = [];
   const updatedNew = new Set<string>();
   for (const t of touched) {
     if (t.mode === 'NoKeyUpdate' || t.mode === 'Update') {
-      if (t.newCtid) {
-        const k = `${t.oid}:${t.newCtid}`;
+      const last = t.newCtid && lastOf(t.oid, t.newCtid);
+      if (last) {
+        const k = `${t.oid}:${last}`;
         const v = values.get(k);
-        if (!v) throw new EngineInternalError(`new version ${t.newCtid} of ${t.relation} not found`);
+        if (!v) throw new EngineInternalError(`new version ${last} of ${t.relation} not found`);
         updatedNew.add(k);
-        ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, t.newCtid) });
+        ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, last) });
       } else ops.push({ op: 'delete', target: ref(t), ...(t.movedPartition ? { moved: true as const } : {}) });
     } else {
       // A later version locked only because the statement locked an updated one before it
@@ -529,7 +544,7 @@ export async function imageOps(
   }
   for (const c of created) {
     const k = `${c.oid}:${c.ctid}`;
-    if (updatedNew.has(k)) continue;
+    if (updatedNew.has(k) || c.next || c.deleted) continue;
     ops.push({
       op: 'insert',
       rel: c.oid,

@@ -165,8 +165,19 @@ export async function decodeTuples(
     const infomask = Number(im);
     const ctid = `(${blk},${lp})`;
     if (stmtXids.has(Number(xmin))) {
-      inserted.push({ oid: Number(oid), relation: relname!, ctid });
-      continue; // a version this statement created is not also a target of it
+      // A version this statement created is not also a target of it, but a later command of the
+      // statement (a function in it) may have updated or deleted it again: the row image then
+      // holds the end of that chain, as the intermediate version is dead to everyone.
+      const ins: InsertedTuple = { oid: Number(oid), relation: relname!, ctid };
+      if (!(infomask & HEAP_XMAX_INVALID) && !(infomask & HEAP_XMAX_IS_MULTI) && stmtXids.has(Number(xmax))) {
+        const m = singleXmaxMode(infomask, Number(im2));
+        if (m === 'NoKeyUpdate' || m === 'Update') {
+          if (tctid && tctid !== ctid && tctid !== MOVED_PARTITIONS_CTID) ins.next = tctid;
+          else ins.deleted = true;
+        }
+      }
+      inserted.push(ins);
+      continue;
     }
     if (infomask & HEAP_XMAX_INVALID) continue;
     let mode: RowLockMode | undefined;

@@ -57,16 +57,19 @@ export function advisorySql(tag: LockTag & { type: 'advisory' }, mode: LockMode,
   return `SELECT ${fn}(${key}::bigint)`;
 }
 
-/** SQL of one op; every op returns exactly one row when it replays correctly. */
+/**
+ * SQL of one op; every op returns exactly one row when it replays correctly. A row is one
+ * table's (ONLY): an inheritance parent's ctid names a row in each of its children too.
+ */
 export function opSql(op: ImageOp, rel: (name: string) => string = ident): string {
   switch (op.op) {
     case 'lock':
-      return `SELECT ctid FROM ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} ${lockClause(op.mode)}`;
+      return `SELECT ctid FROM ONLY ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} ${lockClause(op.mode)}`;
     case 'delete':
-      return `DELETE FROM ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} RETURNING ctid`;
+      return `DELETE FROM ONLY ${rel(op.target.relation)} WHERE ctid = ${target(op.target)} RETURNING ctid`;
     case 'update': {
       const set = op.columns.map((c, i) => `${ident(c)} = ${literal(op.values[i])}`).join(', ');
-      return `WITH u AS (UPDATE ${rel(op.target.relation)} SET ${set} WHERE ctid = ${target(op.target)} RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.target.rel}, '${op.newCtid}', ctid FROM u`;
+      return `WITH u AS (UPDATE ONLY ${rel(op.target.relation)} SET ${set} WHERE ctid = ${target(op.target)} RETURNING ctid) INSERT INTO ${CTID_MAP} SELECT ${op.target.rel}, '${op.newCtid}', ctid FROM u`;
     }
     case 'insert': {
       const cols = op.columns.map(ident).join(', ');

@@ -851,6 +851,8 @@ export const en = {
       'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
     'exclusion-constraint':
       'Lockstep: this statement and another open transaction changed a table with an exclusion constraint, and one of them updated a row of it; PostgreSQL checks every new row version against the other transaction’s uncommitted ones, waits for it to end and then fails with 23P01 if it committed, while the simulator checks an inserted row against other transactions’ inserted rows only, so such a conflict is reported later (at COMMIT) or not at all.',
+    'self-modified-recheck':
+      'Lockstep: this statement waited for a row, and a function it calls changed again a row version the statement itself had just written; PostgreSQL’s recheck follows the waited row’s update chain to that version and fails with 27000 (“already modified by an operation triggered by the current command”) when a later command wrote it, while the simulator re-runs the statement with a new snapshot, which passes over the row, so that error is not reported.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
