@@ -283,7 +283,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // ones, with the same sequence values, and consumes nothing more.
     // So were the rows of an INSERT that waited on a duplicate key, at any isolation level.
     // (Only the sequences whose values were formed: the others are taken afresh, see below.)
-    const formed = kept?.formed ?? step.keyFormed;
+    // A wait inside a trigger or a foreign-key check came after the statement wrote its rows:
+    // they stay as formed even when the re-run needs a new snapshot (a row this transaction
+    // locked earlier has a newer version it cannot see).
+    const beyond = s.txn!.isolation === 'read committed' && step.stmtSnapshot?.formedBeyondRecheck ? step.stmtSnapshot.formed : undefined;
+    const formed = kept?.formed ?? beyond ?? step.keyFormed;
     if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
     if (formed) await restoreSequences(eng, statesOf(seqs, formed));
