@@ -267,7 +267,7 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
   }));
 }
 
-/** SQL computing unique-key descriptions ("(id)=(1)", as BuildIndexValueDescription words them) for tuples by ctid. */
+/** SQL computing unique-key descriptions ("(id)=(1)", as BuildIndexValueDescription words them) for tuples by ctid, or for every row. */
 export function uniqueKeysSql(table: CatalogTable, ctids: string[] | 'all'): string | null {
   if (!table.uniqueIndexes.length || !ctids.length) return null;
   const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
