@@ -73,6 +73,8 @@ export type Classified =
       lockingSublink?: LockingSublink;
       /** INSERT … ON CONFLICT somewhere in the statement: its waits come from the speculative pre-check. */
       onConflict?: true;
+      /** ON CONFLICT names its conflict target (columns or a constraint): its arbiters are the indexes inferred from it. */
+      onConflictTarget?: true;
       /** `WHERE CURRENT OF cursor`: the statement targets the cursor's current row. */
       currentOf?: true;
       /**
@@ -374,9 +376,13 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   let sleep: number | undefined;
   let sleepElsewhere = false;
   let onConflict = false;
+  let onConflictTarget = false;
   let currentOf = false;
   walk(stmt, (k, v) => {
-    if (k === 'onConflictClause' || k === 'OnConflictClause') onConflict = true;
+    if (k === 'onConflictClause' || k === 'OnConflictClause') {
+      onConflict = true;
+      if (v.infer) onConflictTarget = true;
+    }
     if (k === 'CurrentOfExpr') currentOf = true;
     if (k === 'LockingClause') {
       if (v.waitPolicy === 'LockWaitSkip') waitPolicy = 'skip';
@@ -451,6 +457,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     ...(lockingCte ? { lockingCte } : {}),
     ...(lockingSublink ? { lockingSublink } : {}),
     ...(onConflict ? { onConflict: true as const } : {}),
+    ...(onConflictTarget ? { onConflictTarget: true as const } : {}),
     ...(currentOf ? { currentOf: true as const } : {}),
     kind: 'dml',
     waitPolicy,

@@ -41,7 +41,7 @@ import {
 import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
-import { arbiterBlocker, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
+import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
@@ -284,7 +284,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // ones, with the same sequence values, and consumes nothing more.
     // So were the rows of an INSERT that waited on a duplicate key, at any isolation level.
     // (Only the sequences whose values were formed: the others are taken afresh, see below.)
-    const formed = kept?.formed ?? step.keyFormed;
+    // A wait inside a trigger or a foreign-key check came after the statement wrote its rows:
+    // they stay as formed even when the re-run needs a new snapshot (a row this transaction
+    // locked earlier has a newer version it cannot see).
+    const beyond = s.txn!.isolation === 'read committed' && step.stmtSnapshot?.formedBeyondRecheck ? step.stmtSnapshot.formed : undefined;
+    const formed = kept?.formed ?? beyond ?? step.keyFormed;
     if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
     if (formed) await restoreSequences(eng, statesOf(seqs, formed));
@@ -414,6 +418,18 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       xactWaitContext('insert', block, offset, relation),
     );
     // The row was formed before the check waited: after the wait it is checked and inserted as formed.
+    if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
+    return outcome;
+  }
+  // The pre-check goes through the arbiter indexes in order: another open transaction's new key
+  // in an earlier one is waited for before a later one's conflict skips the row.
+  const keyOwner = await arbiterKeyOwner(eng, s, st);
+  if (keyOwner) {
+    const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
+    if (first !== 'ok') return first;
+    const [b, o] = (keyOwner.ctid ?? '').slice(1, -1).split(',').map(Number);
+    const context = keyOwner.ctid && keyOwner.table ? xactWaitContext('insert', b, o, keyOwner.table) : undefined;
+    const outcome = waitOnXid(eng, s, keyOwner.session, keyOwner.xid, undefined, 'insert', context);
     if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
     return outcome;
   }

@@ -79,10 +79,9 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
 export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag, string>>> = {
   // SERIALIZABLE has its own generator (ssi-generate.ts). Add a feature here, with the reason,
   // only while a divergence it causes is being fixed.
-  nextval: 'the simulator draws nextval twice in an INSERT whose foreign-key check waits (regressions/seed-50146-long.spec)',
   'insert-expr-unique':
-    'ON CONFLICT DO NOTHING waits on the first arbiter index with an open conflicting insert; the simulator stops at its own key on a later one ' +
-    '(regressions/seed-50209-long.spec); the model merges the two indexes into one key, so it mispredicts there too',
+    "the generator's model merges the primary key and lower(email) into one key, so it mispredicts waits there " +
+    '(the engine agrees since regressions/seed-50209-long.spec and conformance specs 242, 243)',
 };
 
 /** The features a CI run may generate: all but the known-divergent ones. */

@@ -168,7 +168,11 @@ export function walkPlan(
           passed.push(item);
           continue;
         }
-        keepPassed(currentXid(eng, s)); // the heap tuple is inserted before the unique check waits
+        // The heap tuple and its earlier index entries are inserted before the unique check
+        // waits; ON CONFLICT without a target waits in its pre-check over every unique index
+        // (ExecCheckIndexConstraints), before the speculative insertion: no entry is in yet.
+        const xid = currentXid(eng, s);
+        if (!(cls?.onConflict && !cls.onConflictTarget)) keepPassed(xid);
         // _bt_check_unique waits naming the new heap tuple and the index (XLTW_InsertIndex); ON
         // CONFLICT's pre-check (check_exclusion_or_unique_constraint) names the conflicting
         // tuple and its table.

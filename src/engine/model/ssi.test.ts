@@ -65,6 +65,25 @@ describe('SSI port (predicate.c)', () => {
     expect(w.write(b, { kind: 'relation', rel: 2 })).toBe('Canceled on identification as a pivot, during conflict in checking.');
   });
 
+  it('a sequential scan flags its conflicts out in heap order: the open writer it meets first is doomed', () => {
+    // Spec 241: c read what a and b wrote (c → a, c → b); a commits. b's scan meets c's update
+    // of (0,2) before a's of (0,6): b → c makes c a pivot with a committed conflict out, and c,
+    // the writer, is doomed; b → a then finds no live pivot and b reads on.
+    const w = new World();
+    const a = w.begin('a');
+    const b = w.begin('b');
+    const c = w.begin('c');
+    w.write(a, upd(1, 0, 6));
+    w.write(b, upd(1, 0, 4));
+    expect(w.read(c, rel(1))).toBeNull();
+    w.write(c, upd(1, 0, 2));
+    expect(w.commit(a)).toBeNull();
+    expect(w.read(b, rel(1))).toBeNull();
+    expect(c.doomed).toBe(true);
+    expect(w.commit(c)).toBe('Canceled on identification as a pivot, during commit attempt.');
+    expect(w.commit(b)).toBeNull();
+  });
+
   it('writing into what a committed pivot read fails "during write"', () => {
     // b reads what a writes (b → a); a commits; b writes what a read, after a committed: the
     // writer b has a conflict out to the committed a and now a conflict in from it.

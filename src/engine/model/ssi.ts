@@ -138,6 +138,31 @@ function examines(scope: ReadonlyMap<string, PredTarget>, w: SsiWrite, reached: 
   return false;
 }
 
+/**
+ * The writers a read meets, in the order its scan reaches their tuples: PostgreSQL checks each
+ * tuple as the scan reads it (HeapCheckForSerializableConflictOut), so the first writer it flags
+ * decides whom a dangerous structure dooms. A sequential scan (its relation SIREAD lock) reads
+ * the heap in (block, offset) order, the old versions writers updated or deleted where they lie
+ * and new versions after the rows that were there. When the writers' examined tuples lie in one
+ * table read that way, they are taken in that order; otherwise (index scans, joins: the plan's
+ * order, which the model does not know) in the order they began.
+ */
+function inScanOrder(scope: ReadonlyMap<string, PredTarget>, writers: Sxact[], reached: ReadonlySet<SsiWrite> | undefined): Sxact[] {
+  const first = new Map<Sxact, number>();
+  let heap: number | undefined;
+  for (const w of writers) {
+    const seen = w.writes.map((x) => x.w).filter((x) => examines(scope, x, reached));
+    if (!seen.length) continue;
+    for (const x of seen) {
+      if (x.kind === 'index' || !scope.has(`r${x.rel}`) || (heap !== undefined && heap !== x.rel)) return writers;
+      heap = x.rel;
+    }
+    first.set(w, Math.min(...seen.map((x) => (x.kind === 'tuple' ? x.block * 65536 + x.offset : Number.MAX_SAFE_INTEGER))));
+  }
+  const at = (w: Sxact) => first.get(w) ?? Number.MAX_SAFE_INTEGER;
+  return [...writers].sort((a, b) => at(a) - at(b));
+}
+
 /** The targets a write checks, finest first (CheckForSerializableConflictIn). */
 function checkedTargets(w: SsiWrite): PredTarget[] {
   if (w.kind === 'tuple') return [w, ...parents(w)];
@@ -214,7 +239,7 @@ export class Ssi {
     // no entry never does).
     if (me.doomed && heapRead) throw new SsiFailure('Canceled on identification as a pivot, during conflict out checking.');
     const scopeMap = new Map(scope.map((t) => [targetKey(t), t]));
-    for (const w of this.active) {
+    for (const w of inScanOrder(scopeMap, [...this.active], reached)) {
       if (w === me || w.doomed || w.rolledBack || !w.writes.length) continue;
       if (!w.writes.some((x) => examines(scopeMap, x.w, reached))) continue;
       // Read-only transaction and a committed writer without an earlier conflict out: no conflict.

@@ -278,8 +278,8 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
   }));
 }
 
-/** SQL computing unique-key descriptions ("(id)=(1)", as BuildIndexValueDescription words them) for tuples by ctid. */
-export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | null {
+/** SQL computing unique-key descriptions ("(id)=(1)", as BuildIndexValueDescription words them) for tuples by ctid, or for every row. */
+export function uniqueKeysSql(table: CatalogTable, ctids: string[] | 'all'): string | null {
   if (!table.uniqueIndexes.length || !ctids.length) return null;
   const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
   // Key columns are SQL as pg_get_indexdef prints them (a quoted name, or an expression), evaluated
@@ -292,5 +292,6 @@ export function uniqueKeysSql(table: CatalogTable, ctids: string[]): string | nu
     if (ix.pred !== undefined) conds.push(`(${ix.pred}) IS TRUE`);
     return `CASE WHEN ${conds.length ? conds.join(' AND ') : 'true'} THEN '${ix.name.replace(/'/g, "''")}' || chr(1) || '(${ix.columns.join(', ').replace(/'/g, "''")})=(' || ${vals} || ')' END`;
   });
-  return `SELECT ctid::text, ${parts.join(', ')} FROM ${table.sqlName ?? q(table.name)} WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  const where = ctids === 'all' ? '' : ` WHERE ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  return `SELECT ctid::text, ${parts.join(', ')} FROM ${table.sqlName ?? q(table.name)}${where}`;
 }

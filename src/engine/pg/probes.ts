@@ -8,11 +8,12 @@ import { approximate } from '../model/approximate';
 import { EngineInternalError } from '../errors';
 import type { DryRun, PlanItem } from '../model/facts';
 import type { TupleId } from '../model/rowlocks';
+import { keyOwner } from '../model/acquire';
 import { groupBy } from '../model/util';
 import { restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { uniqueKeysSql } from './footprint';
-import type { ParsedStatement } from '../sql';
+import { type ParsedStatement, parseStatements } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
 import { gucCount, gucSql, relSql } from './replay';
@@ -217,6 +218,75 @@ export async function arbiterBlocker(
     .filter((k) => byKey.has(`${k.index}\u0001${k.key}`))
     .sort((a, b) => pos(a.ctid)[0] - pos(b.ctid)[0] || pos(a.ctid)[1] - pos(b.ctid)[1]);
   return hits.length ? byKey.get(`${hits[0].index}\u0001${hits[0].key}`) : undefined;
+}
+
+/**
+ * INSERT … ON CONFLICT without a conflict target takes every unique index as an arbiter and
+ * checks each row against them in index order before it inserts it (ExecCheckIndexConstraints,
+ * check_exclusion_or_unique_constraint with CEOUC_WAIT): an index whose key a row the statement
+ * can see holds (a committed row, or one its own transaction inserted) ends the check and the
+ * row is skipped, while one whose key another open transaction has inserted is waited for, even
+ * when a later index would have found the row's conflict. The dry run, where that transaction's
+ * row is not, meets only the later conflict and skips the row at once. A probe with the table's
+ * rows removed forms the statement's rows and gives their keys; a read of the keys the
+ * statement sees tells, index by index, which comes first. The owner of the first key waited for,
+ * if any; rows the dry run inserted are left to the plan's key checks.
+ */
+export async function arbiterKeyOwner(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+): Promise<{ session: string; xid: number; table?: string; ctid?: string } | undefined> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || cls.verb !== 'insert' || !cls.onConflict || cls.onConflictTarget) return undefined;
+  const cat = eng.catalog.find((c) => c.name === cls.relations[0]);
+  if (!cat || cat.uniqueIndexes.length < 2) return undefined;
+  // Only another open transaction's own new keys in these indexes can make the check wait.
+  const names = new Set(cat.uniqueIndexes.map((ix) => ix.name));
+  const pending = [...eng.sessions.values()].some(
+    (o) =>
+      o !== s && o.txn && [...o.txn.insertedKeys, ...(o.step?.wait ? (o.step.keysBeforeWait ?? []) : [])].some((k) => names.has(k.index)),
+  );
+  if (!pending) return undefined;
+  const keysSql = uniqueKeysSql(cat, 'all')!;
+  const prelude = {
+    sql:
+      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
+      `SET LOCAL session_replication_role = replica;\nDELETE FROM ${relSql(eng, cat.name)};\n` +
+      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
+    count: 4,
+  };
+  // nextval is not transactional: the probes give back what their runs took.
+  const seqs = await sequenceStates(eng);
+  let seen: DryRun;
+  let formed: DryRun;
+  try {
+    seen = await dryRun(eng, s, parseStatements(keysSql)[0]);
+    formed = await dryRun(eng, s, st, false, false, prelude);
+  } catch (e) {
+    if (!(e instanceof EngineInternalError)) throw e;
+    return undefined;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (seen.raw.error || formed.raw.error) return undefined;
+  const visible = new Set((seen.raw.results[0]?.rows ?? []).flatMap((row) => row.slice(1).flatMap((k) => (k ? [k] : []))));
+  const pos = (ctid = '') => ctid.slice(1, -1).split(',').map(Number);
+  const rows = [...groupBy(formed.inserted, (k) => k.ctid ?? '')].sort(([a], [b]) => pos(a)[0] - pos(b)[0] || pos(a)[1] - pos(b)[1]);
+  for (const [, keys] of rows) {
+    const inOrder = cat.uniqueIndexes.flatMap((ix) => keys.filter((k) => k.index === ix.name));
+    // A row the dry run inserted: its keys are the plan's to check.
+    if (!inOrder.some((k) => visible.has(`${k.index}\u0001${k.key}`))) {
+      if (inOrder.some((k) => keyOwner(eng, s, k.index, k.key))) return undefined;
+      continue;
+    }
+    for (const k of inOrder) {
+      if (visible.has(`${k.index}\u0001${k.key}`)) break;
+      const owner = keyOwner(eng, s, k.index, k.key);
+      if (owner) return owner;
+    }
+  }
+  return undefined;
 }
 
 /** Whether another session holds `tuple` in a mode that a foreign-key check's FOR KEY SHARE waits for. */
