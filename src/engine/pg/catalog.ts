@@ -75,9 +75,19 @@ export async function callsExceptionFunction(eng: EngineContext, sql: string): P
   return calledFunctionNames(sql).some((n) => known.has(n));
 }
 
+/**
+ * Whether a user-written SQL or PL/pgSQL function exists in the committed catalog (read once per
+ * catalog: every row wait asks, and only committed DDL, which refreshes the catalog, changes it).
+ */
+export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
+  eng.userFunctions ??= (await eng.ex.must('EXECUTE lockstep_user_functions')).length > 0;
+  return eng.userFunctions;
+}
+
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
+  eng.userFunctions = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);

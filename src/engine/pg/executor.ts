@@ -249,6 +249,8 @@ export class PgliteExecutor {
   defaultGucs: (string | null)[][] = [];
   /** The same settings after a session's SET statements, by their text (pg/gucs.ts). */
   readonly gucMemo = new Map<string, (string | null)[][]>();
+  /** Each MultiXactId's members as pageScan reads them (`xid:mode,…`): fixed once the multixact exists. */
+  readonly multiMembers = new Map<string, string | null>();
   /** What a lone SET of a plain setting answered, by the session's settings and its text (statement.ts). */
   readonly setMemo = new Map<string, { results: RawResult['results']; notices: RawResult['notices'] }>();
 

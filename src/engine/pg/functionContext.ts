@@ -16,7 +16,7 @@ import type { SsiWrite } from '../model/ssi';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
-import { restoreSequences, sequenceStates } from './catalog';
+import { hasUserFunctions, restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
 import { keyShareBlocked, riCheckQuery } from './probes';
@@ -33,13 +33,6 @@ const PROBE_PREFIX = 'lockstep-probe ';
 const PROBE_FUNCTION = `${INTERNAL_SCHEMA}.wait_probe`;
 /** Sorts before any name a user writes, so the probe fires first, as the row lock comes before every BEFORE trigger (GetTupleForTrigger). */
 const PROBE_TRIGGER = '" lockstep_wait_probe"';
-
-/**
- * User-written functions (triggers, functions called from the statement): without them a lock on
- * a table the statement names is its own. The engine's schemas (lockstep, lockstep_sim, …) do not
- * count. Prepared by the executor: it runs at every row wait.
- */
-const USER_FUNCTIONS_SQL = 'EXECUTE lockstep_user_functions';
 
 /**
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
@@ -161,7 +154,9 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   // A table the statement does not name is reached through a trigger: a user's, or a foreign
   // key's cascade (ri_triggers.c runs its DELETE / UPDATE through SPI as well).
   const named = st.cls.kind === 'dml' && st.cls.relations.includes(tuple.relation);
-  if (named && !(await eng.ex.must(USER_FUNCTIONS_SQL)).length) return;
+  // User-written functions (triggers, functions the statement calls) are the other way there;
+  // without them a lock on a table the statement names is its own.
+  if (named && !(await hasUserFunctions(eng))) return;
   // A foreign-key check locks the referenced row FOR KEY SHARE: it waits only for a holder that
   // deleted the row, changed its key or locked it FOR UPDATE. Behind any other holder (a trigger's
   // non-key UPDATE of the parent) the check passes and the wait is further on.

@@ -185,13 +185,16 @@ export async function scanRowsFromPages(
     rows.push(...kept);
   }
   if (multis.length) {
-    const members = new Map<string, string | null>();
-    const distinct = [...new Set(multis)];
-    for (const [x, list] of await ex.must(
-      `SELECT u.x::text, (SELECT string_agg(mm.xid::text || ':' || mm.mode, ',' ORDER BY mm.ord) FROM pg_catalog.pg_get_multixact_members(u.x) WITH ORDINALITY AS mm(xid, mode, ord))
-       FROM pg_catalog.unnest('{${distinct.join(',')}}'::xid[]) AS u(x)`,
-    ))
-      members.set(x!, list);
+    // A MultiXactId's members are fixed when it is created and the id is never handed out again
+    // (rolled-back dry runs consume theirs too), so the executor keeps every list it has read.
+    const members = ex.multiMembers;
+    const unread = [...new Set(multis)].filter((x) => !members.has(x));
+    if (unread.length)
+      for (const [x, list] of await ex.must(
+        `SELECT u.x::text, (SELECT string_agg(mm.xid::text || ':' || mm.mode, ',' ORDER BY mm.ord) FROM pg_catalog.pg_get_multixact_members(u.x) WITH ORDINALITY AS mm(xid, mode, ord))
+         FROM pg_catalog.unnest('{${unread.join(',')}}'::xid[]) AS u(x)`,
+      ))
+        members.set(x!, list);
     for (const r of rows) if (r[9] !== null) r[9] = members.get(r[9]) ?? null;
   }
   return rows;
