@@ -26,6 +26,7 @@ export interface SetupState {
   readonly sequences: readonly string[];
   readonly oidBase: number | null;
   readonly exceptionFunctions?: ReadonlySet<string>;
+  readonly userFunctions?: boolean;
 }
 
 /** Options for Engine.create. */
@@ -81,8 +82,9 @@ export class Engine {
       relations: new Map(e.relations),
       sequences: [...e.sequences],
       oidBase: e.oidBase,
-      // Read from the committed catalog at a statement's start, so the setup's catalog gives the same set.
+      // Both are read from the committed catalog (outside any dry run), so the setup's catalog gives the same answers.
       ...(e.exceptionFunctions ? { exceptionFunctions: new Set(e.exceptionFunctions) } : {}),
+      ...(typeof e.userFunctions === 'boolean' ? { userFunctions: e.userFunctions } : {}),
     };
   }
 
@@ -98,6 +100,7 @@ export class Engine {
     e.oidBase = state.oidBase;
     e.relNames = null;
     e.exceptionFunctions = state.exceptionFunctions ? new Set(state.exceptionFunctions) : null;
+    e.userFunctions = state.userFunctions ?? null;
   }
 
   /** The setup is over: `onlyRowsWritten` counts from here. */

@@ -25,8 +25,9 @@ interface SetupTemplate {
  * The key of a spec whose setup the next permutation may restore instead of running again, with
  * the restore's data statements per setup block; null when it may not. Its setup must be tables,
  * indexes and data only (restorableSetup), its teardown drops only (skipping it leaves what
- * reset() would drop anyway), and no SQL of it may read the statistics views or functions: a
- * TRUNCATE keeps a table's cumulative counters, which a dropped and re-created one starts afresh.
+ * reset() would drop anyway), and no SQL of it may read the statistics views or functions (a
+ * TRUNCATE keeps a table's cumulative counters, which a dropped and re-created one starts afresh)
+ * or pg_class (a TOAST index's page count is not put back, see RELATION_STATS_SQL).
  */
 function restoreKey(spec: Spec): { key: string; dml: string[][] } | null {
   if (!keys.has(spec)) keys.set(spec, restoreKeyOf(spec));
@@ -36,8 +37,12 @@ const keys = new WeakMap<Spec, { key: string; dml: string[][] } | null>();
 
 function restoreKeyOf(spec: Spec): { key: string; dml: string[][] } | null {
   if (spec.teardown !== undefined && !onlyDrops(spec.teardown)) return null;
-  const all = [...spec.setup, spec.teardown ?? '', ...spec.sessions.flatMap((s) => [s.setup ?? '', s.teardown ?? '', ...s.steps.map((st) => st.sql)])];
-  if (all.some((t) => /pg_stat/i.test(t))) return null;
+  const all = [
+    ...spec.setup,
+    spec.teardown ?? '',
+    ...spec.sessions.flatMap((s) => [s.setup ?? '', s.teardown ?? '', ...s.steps.map((st) => st.sql)]),
+  ];
+  if (all.some((t) => /pg_stat|pg_class/i.test(t))) return null;
   const dml = restorableSetup(spec.setup);
   return dml && { key: JSON.stringify([spec.setup, spec.teardown ?? null]), dml };
 }
@@ -47,12 +52,32 @@ function restoreKeyOf(spec: Spec): { key: string; dml: string[][] } | null {
  * and index, so rows land where the setup first put them), then each block's data statements,
  * a transaction per block as when the blocks ran.
  */
-function restoreSql(state: SetupState, dml: string[][]): string {
+function restoreSql(state: SetupState, dml: string[][], stats: (string | null)[][]): string {
   const tables = state.catalog.map((c) => c.sqlName ?? `"${c.name.replace(/"/g, '""')}"`).join(', ');
   const blocks = dml.filter((b) => b.length);
-  if (blocks.length <= 1) return [`TRUNCATE ${tables}`, ...(blocks[0] ?? [])].join(';\n');
-  return blocks.map((b, i) => ['BEGIN', ...(i === 0 ? [`TRUNCATE ${tables}`] : []), ...b, 'COMMIT'].join(';\n')).join(';\n');
+  const data =
+    blocks.length <= 1
+      ? [`TRUNCATE ${tables}`, ...(blocks[0] ?? [])]
+      : blocks.map((b, i) => ['BEGIN', ...(i === 0 ? [`TRUNCATE ${tables}`] : []), ...b, 'COMMIT'].join(';\n'));
+  // TRUNCATE leaves every relation at relpages 0 and reltuples -1 ("never counted"), where
+  // CREATE INDEX counted its empty index (1 page, 0 tuples); the planner reads a partial index's
+  // figures, so the setup's own are put back (pg_restore_relation_stats writes them in place).
+  const lit = (v: string | null) => `'${String(v).replace(/'/g, "''")}'`;
+  const restored = stats.map(
+    ([nsp, rel, pages, tuples, visible, frozen]) =>
+      `SELECT pg_catalog.pg_restore_relation_stats('schemaname', ${lit(nsp)}, 'relname', ${lit(rel)}, 'relpages', ${Number(pages)}::integer, ` +
+      `'reltuples', ${Number(tuples)}::real, 'relallvisible', ${Number(visible)}::integer, 'relallfrozen', ${Number(frozen)}::integer)`,
+  );
+  return [...data, ...restored].join(';\n');
 }
+
+/**
+ * The statistics pg_class keeps for the user's tables and indexes. Not their TOAST tables' (the
+ * function refuses those): no plan reads them, and restoreKey keeps SQL that names pg_class out.
+ */
+const RELATION_STATS_SQL = `SELECT n.nspname, c.relname, c.relpages, c.reltuples, c.relallvisible, c.relallfrozen
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'i', 'p', 'I') AND n.nspname = 'public' ORDER BY c.oid`;
 
 /** Drives the engine for one spec at a time; reuses one PGlite across permutations. */
 export class SimDriver implements SessionDriver {
@@ -103,7 +128,9 @@ export class SimDriver implements SessionDriver {
       const state = this.engine.setupState();
       // A sequence would need its own restart, and a setup that made none lists no tables.
       this.template =
-        reuse && !state.sequences.length && state.catalog.length ? { sql: restoreSql(state, reuse.dml), state, outputs: [...outputs] } : null;
+        reuse && !state.sequences.length && state.catalog.length
+          ? { sql: restoreSql(state, reuse.dml, await this.ex.must(RELATION_STATS_SQL)), state, outputs: [...outputs] }
+          : null;
     }
     for (const s of spec.sessions) {
       if (s.setup === undefined) continue;

@@ -296,7 +296,9 @@ export class PgliteExecutor {
    * PGlite's single backend for good. False (and nothing restored) when `restoreSql` fails.
    */
   async restore(restoreSql: string): Promise<boolean> {
-    const first = await this.run(`ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`);
+    const first = await this.run(
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`,
+    );
     if (first.error || first.results.length !== 4) return false;
     for (const [gid] of first.results[1].rows ?? []) await this.run(`ROLLBACK PREPARED '${gid}'`);
     const r = await this.run(restoreSql);
