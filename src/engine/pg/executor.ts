@@ -275,9 +275,11 @@ export class PgliteExecutor {
     // transaction ends, advisory locks and settings go, and what is left is listed. Settings and
     // advisory locks do not affect the drops below, so they can go first. The two listings are
     // prepared: parsing and planning them cost more than running them (an explored order starts
-    // with this reset).
+    // with this reset). The prepared transactions come from the function under the
+    // pg_prepared_xacts view, whose joins to pg_authid and pg_database (for names not read here)
+    // cost more to plan than the rest of the query.
     const first = await this.run(
-      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\nEXECUTE lockstep_public_objects;\nEXECUTE lockstep_public_left`,
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\nEXECUTE lockstep_public_objects;\nEXECUTE lockstep_public_left`,
     );
     if (first.error || first.results.length !== 6) return this.resetSlowly();
     const prepared = first.results[1].rows ?? [];
@@ -297,7 +299,7 @@ export class PgliteExecutor {
    */
   async restore(restoreSql: string): Promise<boolean> {
     const first = await this.run(
-      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`,
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`,
     );
     if (first.error || first.results.length !== 4) return false;
     for (const [gid] of first.results[1].rows ?? []) await this.run(`ROLLBACK PREPARED '${gid}'`);
@@ -310,7 +312,7 @@ export class PgliteExecutor {
   /** reset() one statement at a time (after the combined query failed). */
   private async resetSlowly(): Promise<void> {
     await this.run('ROLLBACK');
-    const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
+    const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xact()`);
     for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
     await this.dropPublic(await this.must(PUBLIC_OBJECTS_SQL));
   }
