@@ -53,7 +53,12 @@ function restoreKeyOf(spec: Spec): { key: string; dml: string[][] } | null {
  * a transaction per block as when the blocks ran.
  */
 function restoreSql(state: SetupState, dml: string[][], stats: (string | null)[][]): string {
-  const tables = state.catalog.map((c) => c.sqlName ?? `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  // Only schema public's: the setup made its tables there, and a schema an earlier scenario left
+  // keeps its rows, as reset() keeps them.
+  const tables = state.catalog
+    .map((c) => c.sqlName ?? '')
+    .filter((q) => q.startsWith('public.'))
+    .join(', ');
   const blocks = dml.filter((b) => b.length);
   const data =
     blocks.length <= 1
@@ -128,7 +133,7 @@ export class SimDriver implements SessionDriver {
       const state = this.engine.setupState();
       // A sequence would need its own restart, and a setup that made none lists no tables.
       this.template =
-        reuse && !state.sequences.length && state.catalog.length
+        reuse && !state.sequences.length && state.catalog.some((c) => c.sqlName?.startsWith('public.'))
           ? { sql: restoreSql(state, reuse.dml, await this.ex.must(RELATION_STATS_SQL)), state, outputs: [...outputs] }
           : null;
     }
