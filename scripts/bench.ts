@@ -224,7 +224,7 @@ async function startLanes(n: number, spec: Spec): Promise<{ runner: (spec: Spec)
  * starts). Also the summary counts, so a change in what the explorer finds shows in the bench.
  */
 export async function exploreBench(): Promise<Record<string, unknown>> {
-  const driver = new SimDriver();
+  const driver = new SimDriver(undefined, { reuseSetup: true });
   const probe = async () => {
     await driver.engine!.refreshTables();
     return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));

@@ -13,7 +13,7 @@ export interface LaneRequest {
   index: number;
 }
 
-const driver = new SimDriver();
+const driver = new SimDriver(undefined, { reuseSetup: true });
 const probe = async () => {
   await driver.engine!.refreshTables();
   return driver.engine!.snapshot().tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows.map((r) => r.values) }));

@@ -4,7 +4,7 @@
  * with timing wrappers around the SimDriver's calls and every PGlite round trip, and prints ms
  * and round trips per order by phase (begin, send, poll, end), the kinds of the orders run and,
  * with SQL=1, the most frequent round trips by phase (calls and ms per order). FULL=1 runs
- * stalled orders to the end.
+ * stalled orders to the end; NO_REUSE=1 starts every order with the full setup.
  * Usage: npx tsx scripts/explore-profile.ts [scenario] [N]
  */
 import { SimDriver } from '../src/sim/simDriver';
@@ -20,7 +20,8 @@ const add = (k: string, t: number) => {
   ms[k] = (ms[k] ?? 0) + t;
   calls[k] = (calls[k] ?? 0) + 1;
 };
-const driver = new SimDriver();
+// NO_REUSE=1: every order drops and creates its tables (SimDriver's reuseSetup off).
+const driver = new SimDriver(undefined, { reuseSetup: !process.env.NO_REUSE });
 const probe = async () => {
   const t0 = performance.now();
   await driver.engine!.refreshTables();

@@ -18,9 +18,15 @@ export interface EngineContext extends ModelState {
   exceptionFunctions?: Set<string> | null;
   /** Whether any user SQL or PL/pgSQL function exists, read once per catalog (null: not read yet). */
   userFunctions?: boolean | null;
+  /**
+   * Whether this engine has changed PGlite by more than row writes to user tables: DDL (or any
+   * statement replayed as text) committed, a VACUUM, setup SQL. Until then a TRUNCATE of the
+   * user tables and the setup's data statements put PGlite back where the setup left it.
+   */
+  beyondRows: boolean;
 }
 
 /** A fresh engine context on an executor. */
 export function newContext(ex: PgliteExecutor): EngineContext {
-  return { ...newModelState(), ex, relNames: null, sequences: [], commitsSinceVacuum: 0, pinned: false, versionSeq: 0 };
+  return { ...newModelState(), ex, relNames: null, sequences: [], commitsSinceVacuum: 0, pinned: false, versionSeq: 0, beyondRows: false };
 }

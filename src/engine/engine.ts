@@ -19,6 +19,16 @@ import type { EngineSnapshot, PgMessage, RawResult, StepResult } from './types';
 import { snapshotOf } from './view/snapshot';
 import { refreshTablesOf } from './pg/tables';
 
+/** The catalog an engine read after its setup (Engine.setupState). */
+export interface SetupState {
+  readonly catalog: EngineContext['catalog'];
+  readonly relations: EngineContext['relations'];
+  readonly sequences: readonly string[];
+  readonly oidBase: number | null;
+  readonly exceptionFunctions?: ReadonlySet<string>;
+  readonly userFunctions?: boolean;
+}
+
 /** Options for Engine.create. */
 export interface EngineOptions {
   sessions: string[];
@@ -52,12 +62,55 @@ export class Engine {
 
   /** Runs committed setup SQL outside any session (isolationtester "setup" blocks). */
   async setup(sql: string, opts: { refreshCatalog?: boolean } = {}): Promise<RawResult> {
+    this.eng.beyondRows = true;
     const r = await this.eng.ex.run(sql);
     if (opts.refreshCatalog === false) return r;
     await refreshCatalog(this.eng);
     // User objects are numbered for display from the first table the scenario created.
     if (this.eng.oidBase === null && this.eng.catalog.length) this.eng.oidBase = Math.min(...this.eng.catalog.map((c) => c.oid));
     return r;
+  }
+
+  /**
+   * What the engine read of the catalog after a setup, for `adoptSetup` of a later engine on
+   * the same PGlite once the same tables are back (sim/simDriver.ts). A copy.
+   */
+  setupState(): SetupState {
+    const e = this.eng;
+    return {
+      catalog: structuredClone(e.catalog),
+      relations: new Map(e.relations),
+      sequences: [...e.sequences],
+      oidBase: e.oidBase,
+      // Both are read from the committed catalog (outside any dry run), so the setup's catalog gives the same answers.
+      ...(e.exceptionFunctions ? { exceptionFunctions: new Set(e.exceptionFunctions) } : {}),
+      ...(typeof e.userFunctions === 'boolean' ? { userFunctions: e.userFunctions } : {}),
+    };
+  }
+
+  /**
+   * Takes `state` as this engine's catalog instead of running setup SQL: its caller has put
+   * PGlite's tables back to the state `state` was read in (same OIDs, names, columns, indexes).
+   */
+  adoptSetup(state: SetupState): void {
+    const e = this.eng;
+    e.catalog = structuredClone(state.catalog);
+    e.relations = new Map(state.relations);
+    e.sequences = [...state.sequences];
+    e.oidBase = state.oidBase;
+    e.relNames = null;
+    e.exceptionFunctions = state.exceptionFunctions ? new Set(state.exceptionFunctions) : null;
+    e.userFunctions = state.userFunctions ?? null;
+  }
+
+  /** The setup is over: `onlyRowsWritten` counts from here. */
+  setupDone(): void {
+    this.eng.beyondRows = false;
+  }
+
+  /** True while PGlite has seen nothing from this engine but row writes to user tables (no DDL, VACUUM or setup SQL). */
+  onlyRowsWritten(): boolean {
+    return !this.eng.beyondRows;
   }
 
   /** pid → session name, for normalizing DETAIL texts. */

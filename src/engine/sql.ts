@@ -565,3 +565,52 @@ function oneTableOf(body: Node, allowed: string[]): Node | undefined {
   const rv = (rels[0].VacuumRelation as Node | undefined)?.relation as Node | undefined;
   return rv && typeof rv.relname === 'string' ? rv : undefined;
 }
+
+/**
+ * A setup whose effect a TRUNCATE of its tables and a re-run of its data statements restore
+ * exactly (sim/simDriver.ts, the explorer's cheaper start): per setup block, the text of its
+ * INSERT / UPDATE / DELETE statements. Null when any statement is something else than a plain
+ * permanent `CREATE TABLE` or a non-concurrent `CREATE INDEX` in schema public, or when such a
+ * statement comes after a data statement: an index built over existing rows is laid out by a
+ * bulk build, not by the inserts a restore would make, so only empty tables may get indexes.
+ */
+export function restorableSetup(blocks: readonly string[]): string[][] | null {
+  let data = false;
+  const out: string[][] = [];
+  for (const text of blocks) {
+    const dml: string[] = [];
+    let tree: { stmts?: { stmt: Node; stmt_location?: number; stmt_len?: number }[] };
+    try {
+      tree = parseSync(text) as typeof tree;
+    } catch {
+      return null;
+    }
+    const bytes = new TextEncoder().encode(text);
+    const dec = new TextDecoder();
+    for (const s of tree.stmts ?? []) {
+      const [kind, body] = Object.entries(s.stmt)[0] as [string, Node];
+      const rel = body.relation as { schemaname?: string; relpersistence?: string } | undefined;
+      const inPublic = rel !== undefined && (rel.schemaname === undefined || rel.schemaname === 'public');
+      if (kind === 'InsertStmt' || kind === 'UpdateStmt' || kind === 'DeleteStmt') {
+        data = true;
+        const start = s.stmt_location ?? 0;
+        dml.push(dec.decode(bytes.slice(start, s.stmt_len ? start + s.stmt_len : bytes.length)).trim());
+      } else if (data) return null;
+      else if (kind === 'CreateStmt' && inPublic && rel.relpersistence === 'p' && !body.ofTypename && !body.partbound) continue;
+      else if (kind === 'IndexStmt' && inPublic && !body.concurrent) continue;
+      else return null;
+    }
+    out.push(dml);
+  }
+  return out;
+}
+
+/** Whether every statement of `text` is a DROP (a spec's teardown that only undoes what its setup created). */
+export function onlyDrops(text: string): boolean {
+  try {
+    const stmts = (parseSync(text) as { stmts?: { stmt: Node }[] }).stmts ?? [];
+    return stmts.every((s) => 'DropStmt' in s.stmt);
+  } catch {
+    return false;
+  }
+}

@@ -134,7 +134,10 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
     noteMovedRows(eng, s);
     // The catalog changes only when the transaction ran DDL (replayed as SQL text).
     const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
-    if (ddl) await refreshCatalog(eng);
+    if (ddl) {
+      eng.beyondRows = true;
+      await refreshCatalog(eng);
+    }
     await maybeVacuum(eng);
   }
   ssiCommit?.();

@@ -131,7 +131,8 @@ export class Host {
   /** Runs a batch of permutations on the shared PGlite, then rebuilds the open player (the database was reset). */
   private async explore(cmd: Extract<Command, { type: 'explore' }>): Promise<ExploreBatch> {
     const spec = compile({ kind: 'spec', text: cmd.text });
-    const driver = new SimDriver(await this.boot);
+    // Orders asked one at a time restore the setup's tables while nothing else ran in between.
+    const driver = new SimDriver(await this.boot, { reuseSetup: true });
     const probe = async () => {
       const e = driver.engine!;
       await e.refreshTables();

@@ -152,6 +152,8 @@ export async function ownSequences(eng: EngineContext, sql: string, targetOid: n
 export async function maybeVacuum(eng: EngineContext): Promise<void> {
   if (++eng.commitsSinceVacuum < 20) return;
   eng.commitsSinceVacuum = 0;
+  // VACUUM updates pg_class's statistics and the visibility map, which a restore does not reset.
+  eng.beyondRows = true;
   // The engine's own tables too: every replay writes the ctid map and rolls back (or deletes
   // its rows at COMMIT), so it only ever holds dead rows between transactions, and replays of
   // own versions read it.

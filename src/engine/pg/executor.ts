@@ -181,8 +181,24 @@ export class PgliteExecutor {
     return dump;
   }
 
+  /** Round trips so far: a restore point (below) holds only while nothing else ran. */
+  private runs = 0;
+
+  /** How many round trips this PGlite has served. */
+  get runCount(): number {
+    return this.runs;
+  }
+
+  /**
+   * Left by a SimDriver that ended a scenario with only row writes to its tables since their
+   * setup (sim/simDriver.ts): `key` names the setup, `runs` the round trip count then, and
+   * `template` what the driver needs to restore it. Valid only while `runCount` equals `runs`.
+   */
+  restorePoint: { key: string; runs: number; template: unknown } | null = null;
+
   /** Sends one simple Query message; never throws for SQL errors. */
   async run(sql: string): Promise<RawResult> {
+    this.runs++;
     // The streaming call hands over the backend's bytes as written. execProtocolRaw would also
     // run PGlite's own parser over every message and keep the parsed messages in a list it never
     // clears; the file-system sync is skipped because this PGlite never gets a dataDir (its
@@ -259,9 +275,11 @@ export class PgliteExecutor {
     // transaction ends, advisory locks and settings go, and what is left is listed. Settings and
     // advisory locks do not affect the drops below, so they can go first. The two listings are
     // prepared: parsing and planning them cost more than running them (an explored order starts
-    // with this reset).
+    // with this reset). The prepared transactions come from the function under the
+    // pg_prepared_xacts view, whose joins to pg_authid and pg_database (for names not read here)
+    // cost more to plan than the rest of the query.
     const first = await this.run(
-      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xacts;\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\nEXECUTE lockstep_public_objects;\nEXECUTE lockstep_public_left`,
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\nEXECUTE lockstep_public_objects;\nEXECUTE lockstep_public_left`,
     );
     if (first.error || first.results.length !== 6) return this.resetSlowly();
     const prepared = first.results[1].rows ?? [];
@@ -271,10 +289,30 @@ export class PgliteExecutor {
     await this.dropPublic(listed);
   }
 
+  /**
+   * A cheaper reset() for a scenario whose setup is being run again on the tables it left:
+   * ends what is open (transaction, prepared transactions, advisory locks, settings) as reset()
+   * does, then runs `restoreSql` (the tables' TRUNCATE and the setup's data statements), which
+   * gives every table and index fresh files, so rows land where the setup first put them. The
+   * prepared transactions go first: one holding a lock on a table would block the TRUNCATE, and
+   * PGlite's single backend for good. False (and nothing restored) when `restoreSql` fails.
+   */
+  async restore(restoreSql: string): Promise<boolean> {
+    const first = await this.run(
+      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`,
+    );
+    if (first.error || first.results.length !== 4) return false;
+    for (const [gid] of first.results[1].rows ?? []) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    const r = await this.run(restoreSql);
+    if (!r.error) return true;
+    await this.run('ROLLBACK');
+    return false;
+  }
+
   /** reset() one statement at a time (after the combined query failed). */
   private async resetSlowly(): Promise<void> {
     await this.run('ROLLBACK');
-    const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xacts`);
+    const prepared = await this.must(`SELECT gid FROM pg_catalog.pg_prepared_xact()`);
     for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
     await this.dropPublic(await this.must(PUBLIC_OBJECTS_SQL));
   }
