@@ -1,7 +1,7 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
 import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
-import { epqCovers, epqKey } from './model/util';
+import { epqCovers, epqKey, epqRow } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
   columnsQuery,
@@ -401,35 +401,16 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     abortTxnState(eng, s, true);
     return 'error';
   }
-  // ON CONFLICT's pre-check waits for an open transaction that updated or deleted a row its
-  // new row conflicts with, after the statement has opened (and locked) its tables.
-  const arbiter = await arbiterBlocker(eng, s, st, dry);
+  // ON CONFLICT's pre-check, after the statement has opened (and locked) its tables, waits for
+  // an open transaction that updated or deleted a row its new row conflicts with, or, going
+  // through the arbiter indexes in order, for one whose new key in an earlier index comes before
+  // a later index's conflict that would skip the row.
+  const arbiter = await preCheckWait(eng, s, st, dry);
   if (arbiter) {
     const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
     if (first !== 'ok') return first;
-    const { block, offset, relation } = arbiter.tuple;
-    const outcome = waitOnXid(
-      eng,
-      s,
-      arbiter.session,
-      arbiter.xid,
-      undefined,
-      'insert',
-      xactWaitContext('insert', block, offset, relation),
-    );
+    const outcome = waitOnXid(eng, s, arbiter.session, arbiter.xid, undefined, 'insert', arbiter.context);
     // The row was formed before the check waited: after the wait it is checked and inserted as formed.
-    if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
-    return outcome;
-  }
-  // The pre-check goes through the arbiter indexes in order: another open transaction's new key
-  // in an earlier one is waited for before a later one's conflict skips the row.
-  const keyOwner = await arbiterKeyOwner(eng, s, st);
-  if (keyOwner) {
-    const first = walkPlan(eng, s, st, dry, HEAVYWEIGHT_ITEMS);
-    if (first !== 'ok') return first;
-    const [b, o] = (keyOwner.ctid ?? '').slice(1, -1).split(',').map(Number);
-    const context = keyOwner.ctid && keyOwner.table ? xactWaitContext('insert', b, o, keyOwner.table) : undefined;
-    const outcome = waitOnXid(eng, s, keyOwner.session, keyOwner.xid, undefined, 'insert', context);
     if (outcome === 'wait') await formedBeforeKeyWait(eng, s, st, seqs);
     return outcome;
   }
@@ -526,17 +507,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const family = !st.cls.currentOf && [...rowOids].some((o) => o !== oid) ? await inheritanceFamily(eng, oid) : [oid];
       const scope = { oid, ctids: [], ...(family.length > 1 ? { children: family } : {}) };
       // The rows the scan found: those it is locking now, and those this session already held.
-      const found = dry.plan.flatMap((p) =>
-        p.kind === 'row' && epqCovers(scope, p.tuple.oid) ? [epqKey(scope, p.tuple.oid, p.tuple.block, p.tuple.offset)] : [],
-      );
-      const held = eng.rows
-        .heldBy(s.name)
-        .flatMap((h) => (epqCovers(scope, h.tuple.oid) ? [epqKey(scope, h.tuple.oid, h.tuple.block, h.tuple.offset)] : []));
+      const found = dry.plan.flatMap((p) => (p.kind === 'row' && epqCovers(scope, p.tuple.oid) ? [epqKey(scope, p.tuple)] : []));
+      const held = eng.rows.heldBy(s.name).flatMap((h) => (epqCovers(scope, h.tuple.oid) ? [epqKey(scope, h.tuple)] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
       const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       const modes: Record<string, RowLockMode> = {};
-      for (const p of dry.plan)
-        if (p.kind === 'row' && epqCovers(scope, p.tuple.oid)) modes[epqKey(scope, p.tuple.oid, p.tuple.block, p.tuple.offset)] ??= p.mode;
+      for (const p of dry.plan) if (p.kind === 'row' && epqCovers(scope, p.tuple.oid)) modes[epqKey(scope, p.tuple)] ??= p.mode;
       // WHERE CURRENT OF targets the cursor's row alone.
       const ctids = st.cls.currentOf ? found : [...new Set([...found, ...held])];
       // The rows the scan locked, in its order, are all the rows it returned only when the
@@ -838,7 +814,7 @@ function lockRecheckedVersions(eng: EngineContext, s: Sess, st: ParsedStatement,
   const at = dry.plan.findIndex((p) => p.kind === 'row');
   for (const key of epq.followed) {
     // An inheritance parent's rows are keyed by their table too (epqKey).
-    const [rel, ctid] = epq.children ? [Number(key.slice(0, key.indexOf(':'))), key.slice(key.indexOf(':') + 1)] : [epq.oid, key];
+    const { oid: rel, ctid } = epqRow(epq, key);
     const relation = eng.catalog.find((c) => c.oid === rel)?.name;
     if (relation === undefined) continue;
     const [block, offset] = ctid.slice(1, -1).split(',').map(Number);
@@ -861,9 +837,7 @@ function lockRecheckedVersions(eng: EngineContext, s: Sess, st: ParsedStatement,
 function recheckReordered(s: Sess, dry: DryRun): boolean {
   const epq = s.step?.epq;
   if (!epq?.followed?.length) return false;
-  const order = dry.plan.flatMap((p) =>
-    p.kind === 'row' && epqCovers(epq, p.tuple.oid) ? [epq.ctids.indexOf(epqKey(epq, p.tuple.oid, p.tuple.block, p.tuple.offset))] : [],
-  );
+  const order = dry.plan.flatMap((p) => (p.kind === 'row' && epqCovers(epq, p.tuple.oid) ? [epq.ctids.indexOf(epqKey(epq, p.tuple))] : []));
   const known = order.filter((i) => i >= 0);
   return known.some((i, k) => k > 0 && i < known[k - 1]);
 }
@@ -918,6 +892,24 @@ async function formedBeforeKeyWait(eng: EngineContext, s: Sess, st: ParsedStatem
   if (step.keyFormed) return restoreSequences(eng, statesOf(seqs, step.keyFormed, true));
   const written = st.cls.kind === 'dml' && st.cls.verb === 'insert' ? st.cls.relations[0] : undefined;
   step.keyFormed = await ownFormed(eng, st, written, seqs);
+}
+
+/** Whom ON CONFLICT's pre-check waits for (arbiterBlocker, then arbiterKeyOwner), with the wait's CONTEXT line. */
+async function preCheckWait(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  dry: DryRun,
+): Promise<{ session: string; xid: number; context?: string } | undefined> {
+  const blocker = await arbiterBlocker(eng, s, st, dry);
+  if (blocker) {
+    const { block, offset, relation } = blocker.tuple;
+    return { ...blocker, context: xactWaitContext('insert', block, offset, relation) };
+  }
+  const owner = await arbiterKeyOwner(eng, s, st);
+  if (!owner?.ctid || !owner.table) return owner;
+  const [block, offset] = owner.ctid.slice(1, -1).split(',').map(Number);
+  return { ...owner, context: xactWaitContext('insert', block, offset, owner.table) };
 }
 
 /** A table and the tables that inherit from it, at any depth (pg_inherits; partitions too). */
@@ -981,7 +973,7 @@ function restoreScanOrder(s: Sess, dry: DryRun): boolean {
   const slots = dry.plan.flatMap((p, i) => (p.kind === 'row' && epqCovers(epq, p.tuple.oid) ? [i] : []));
   const items = slots.map((i) => dry.plan[i] as Extract<PlanItem, { kind: 'row' }>);
   const key = (p: Extract<PlanItem, { kind: 'row' }>) => {
-    const r = rank(epqKey(epq, p.tuple.oid, p.tuple.block, p.tuple.offset));
+    const r = rank(epqKey(epq, p.tuple));
     return r < 0 ? Number.MAX_SAFE_INTEGER : r;
   };
   const sorted = items.map((p, i) => ({ p, i })).sort((a, b) => key(a.p) - key(b.p) || a.i - b.i);

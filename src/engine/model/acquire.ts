@@ -133,10 +133,7 @@ export function walkPlan(
         // (heapam_tuple_lock, FIND_LAST_VERSION): its updater is waited for "while rechecking
         // updated tuple" (XLTW_FetchUpdated), a locker by heap_lock_tuple "while locking tuple".
         const epq = step.epq;
-        const followed =
-          epq !== undefined &&
-          epqCovers(epq, item.tuple.oid) &&
-          epq.followed?.includes(epqKey(epq, item.tuple.oid, item.tuple.block, item.tuple.offset)) === true;
+        const followed = epq !== undefined && epqCovers(epq, item.tuple.oid) && epq.followed?.includes(epqKey(epq, item.tuple)) === true;
         const changer = conflicting[0].mode === 'Update' || conflicting[0].mode === 'NoKeyUpdate';
         // heapam.c: no tuple lock when we already hold a lock on the row (we are a multixact
         // member or the single locker): "avoids deadlock". Nor when the wait is the chain walk's

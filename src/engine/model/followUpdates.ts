@@ -64,8 +64,8 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
     for (const other of eng.sessions.values()) {
       const epq = other.step?.epq;
       if (!epq || !epqCovers(epq, Number(rel))) continue;
-      const oldKey = epqKey(epq, Number(rel), ob, oo);
-      const curKey = epqKey(epq, Number(rel), b, o);
+      const oldKey = epqKey(epq, { oid: Number(rel), block: ob, offset: oo });
+      const curKey = epqKey(epq, { oid: Number(rel), block: b, offset: o });
       if (epq.ctids.includes(oldKey)) {
         epq.ctids = epq.ctids.map((c) => (c === oldKey ? curKey : c));
         epq.followed = [...(epq.followed ?? []).filter((c) => c !== oldKey), curKey];

@@ -38,6 +38,13 @@ export function epqCovers(epq: EpqRows, oid: number): boolean {
 }
 
 /** A row's key among `epq.ctids`: its ctid, qualified by its table's OID when the scan spans children. */
-export function epqKey(epq: EpqRows, oid: number, block: number, offset: number): string {
-  return epq.children ? `${oid}:(${block},${offset})` : `(${block},${offset})`;
+export function epqKey(epq: EpqRows, t: { oid: number; block: number; offset: number }): string {
+  return epq.children ? `${t.oid}:(${t.block},${t.offset})` : `(${t.block},${t.offset})`;
+}
+
+/** The table and ctid an `epqKey` names. */
+export function epqRow(epq: EpqRows, key: string): { oid: number; ctid: string } {
+  if (!epq.children) return { oid: epq.oid, ctid: key };
+  const at = key.indexOf(':');
+  return { oid: Number(key.slice(0, at)), ctid: key.slice(at + 1) };
 }

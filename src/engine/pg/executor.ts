@@ -278,12 +278,8 @@ export class PgliteExecutor {
     // with this reset). The prepared transactions come from the function under the
     // pg_prepared_xacts view, whose joins to pg_authid and pg_database (for names not read here)
     // cost more to plan than the rest of the query.
-    const first = await this.run(
-      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL;\nEXECUTE lockstep_public_objects;\nEXECUTE lockstep_public_left`,
-    );
-    if (first.error || first.results.length !== 6) return this.resetSlowly();
-    const prepared = first.results[1].rows ?? [];
-    for (const [gid] of prepared) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    const first = await this.endOpen(['EXECUTE lockstep_public_objects', 'EXECUTE lockstep_public_left']);
+    if (!first) return this.resetSlowly();
     const listed = first.results[4].rows ?? [];
     if (listed.length > 0 && listed.every(([kind]) => kind === null) && first.results[5].rows?.[0]?.[0] === '0') return;
     await this.dropPublic(listed);
@@ -298,15 +294,24 @@ export class PgliteExecutor {
    * PGlite's single backend for good. False (and nothing restored) when `restoreSql` fails.
    */
   async restore(restoreSql: string): Promise<boolean> {
-    const first = await this.run(
-      `ROLLBACK;\nSELECT gid FROM pg_catalog.pg_prepared_xact();\nSELECT pg_catalog.pg_advisory_unlock_all();\nRESET ALL`,
-    );
-    if (first.error || first.results.length !== 4) return false;
-    for (const [gid] of first.results[1].rows ?? []) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    if (!(await this.endOpen())) return false;
     const r = await this.run(restoreSql);
     if (!r.error) return true;
     await this.run('ROLLBACK');
     return false;
+  }
+
+  /**
+   * Ends what a scenario left open (the transaction, advisory locks, settings, then the prepared
+   * transactions) with `more` in the same round trip; null, with the prepared transactions left,
+   * when that round trip failed.
+   */
+  private async endOpen(more: string[] = []): Promise<RawResult | null> {
+    const head = ['ROLLBACK', 'SELECT gid FROM pg_catalog.pg_prepared_xact()', 'SELECT pg_catalog.pg_advisory_unlock_all()', 'RESET ALL'];
+    const r = await this.run([...head, ...more].join(';\n'));
+    if (r.error || r.results.length !== head.length + more.length) return null;
+    for (const [gid] of r.results[1].rows ?? []) await this.run(`ROLLBACK PREPARED '${gid}'`);
+    return r;
   }
 
   /** reset() one statement at a time (after the combined query failed). */

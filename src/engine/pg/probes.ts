@@ -194,13 +194,7 @@ export async function arbiterBlocker(
   const deletes = [...byTable].map(
     ([table, list]) => `DELETE FROM ${relSql(eng, table)} WHERE ctid = ANY('{${list.map((h) => `"${at(h.tuple)}"`).join(',')}}'::tid[]);\n`,
   );
-  const prelude = {
-    sql:
-      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
-      `SET LOCAL session_replication_role = replica;\n${deletes.join('')}` +
-      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
-    count: 3 + deletes.length,
-  };
+  const prelude = withoutTriggers(deletes);
   // nextval is not transactional: the probe gives back what its run took.
   const seqs = await sequenceStates(eng);
   let probe: DryRun;
@@ -213,10 +207,7 @@ export async function arbiterBlocker(
     await restoreSequences(eng, seqs);
   }
   if (probe.raw.error) return undefined;
-  const pos = (ctid = '') => ctid.slice(1, -1).split(',').map(Number);
-  const hits = probe.inserted
-    .filter((k) => byKey.has(`${k.index}\u0001${k.key}`))
-    .sort((a, b) => pos(a.ctid)[0] - pos(b.ctid)[0] || pos(a.ctid)[1] - pos(b.ctid)[1]);
+  const hits = probe.inserted.filter((k) => byKey.has(`${k.index}\u0001${k.key}`)).sort((a, b) => byCtid(a.ctid, b.ctid));
   return hits.length ? byKey.get(`${hits[0].index}\u0001${hits[0].key}`) : undefined;
 }
 
@@ -249,13 +240,7 @@ export async function arbiterKeyOwner(
   );
   if (!pending) return undefined;
   const keysSql = uniqueKeysSql(cat, 'all')!;
-  const prelude = {
-    sql:
-      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
-      `SET LOCAL session_replication_role = replica;\nDELETE FROM ${relSql(eng, cat.name)};\n` +
-      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
-    count: 4,
-  };
+  const prelude = withoutTriggers([`DELETE FROM ${relSql(eng, cat.name)};\n`]);
   // nextval is not transactional: the probes give back what their runs took.
   const seqs = await sequenceStates(eng);
   let seen: DryRun;
@@ -271,8 +256,7 @@ export async function arbiterKeyOwner(
   }
   if (seen.raw.error || formed.raw.error) return undefined;
   const visible = new Set((seen.raw.results[0]?.rows ?? []).flatMap((row) => row.slice(1).flatMap((k) => (k ? [k] : []))));
-  const pos = (ctid = '') => ctid.slice(1, -1).split(',').map(Number);
-  const rows = [...groupBy(formed.inserted, (k) => k.ctid ?? '')].sort(([a], [b]) => pos(a)[0] - pos(b)[0] || pos(a)[1] - pos(b)[1]);
+  const rows = [...groupBy(formed.inserted, (k) => k.ctid ?? '')].sort(([a], [b]) => byCtid(a, b));
   for (const [, keys] of rows) {
     const inOrder = cat.uniqueIndexes.flatMap((ix) => keys.filter((k) => k.index === ix.name));
     // A row the dry run inserted: its keys are the plan's to check.
@@ -287,6 +271,27 @@ export async function arbiterKeyOwner(
     }
   }
   return undefined;
+}
+
+/**
+ * A probe's prelude: `statements` run with triggers, foreign-key checks and rules off
+ * (session_replication_role = replica for them alone; the session's own setting comes back after).
+ */
+function withoutTriggers(statements: string[]): { sql: string; count: number } {
+  return {
+    sql:
+      `SELECT pg_catalog.set_config('lockstep.replication_role', pg_catalog.current_setting('session_replication_role'), true);\n` +
+      `SET LOCAL session_replication_role = replica;\n${statements.join('')}` +
+      `SELECT pg_catalog.set_config('session_replication_role', pg_catalog.current_setting('lockstep.replication_role'), true);\n`,
+    count: 3 + statements.length,
+  };
+}
+
+/** Heap order of two ctids ('(block,offset)'; a missing one sorts as (0,0)). */
+function byCtid(a = '', b = ''): number {
+  const [ab, ao] = a.slice(1, -1).split(',').map(Number);
+  const [bb, bo] = b.slice(1, -1).split(',').map(Number);
+  return (ab || 0) - (bb || 0) || (ao || 0) - (bo || 0);
 }
 
 /** Whether another session holds `tuple` in a mode that a foreign-key check's FOR KEY SHARE waits for. */
