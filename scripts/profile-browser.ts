@@ -174,7 +174,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       const m1 = await metrics();
       for (const k of metricNames) metricParts[k].push(m1[k] - m0[k]);
       total.push(r.ms);
-      where.push(`${id}#${total.length}`);
+      where.push(`${id}#${total.length} (${((await page.getByTestId('step-position').textContent()) ?? '').trim()})`);
       worker.push(r.answerMs);
       after.push(r.ms - r.answerMs);
       handle.push(r.handleMs);
@@ -196,7 +196,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   console.log('main thread, click → frame (+ the page.evaluate round trips), CDP Performance metrics:');
   for (const k of metricNames) console.log(`  ${k.padEnd(22)}`, q(metricParts[k]));
   const order = total.map((_, i) => i).sort((x, y) => total[y] - total[x]);
-  for (const i of order.slice(0, 8))
+  for (const i of order.slice(0, Number(process.env.SLOW ?? 8)))
     console.log(
       `slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`,
     );

@@ -30,6 +30,28 @@ interface Ahead {
 /** Requests that rebuild the player from a prefix of its history (or replace it), so a step done ahead needs no undo first. */
 const REBUILDS: ReadonlySet<Command['type']> = new Set(['open', 'replay', 'goto', 'reset']);
 
+/**
+ * How many script steps run ahead. Two: a learner who clicks Next as soon as a step is drawn
+ * finds the next one done even after a heavy step (a deadlock check, a timer), because that step
+ * started one click earlier.
+ */
+const AHEAD_DEPTH = 2;
+
+/**
+ * Ends the current task and continues in a new one. A message that arrived meanwhile is handled
+ * in between; a promise continuation would not let it in, and a nested setTimeout is clamped to 4 ms.
+ */
+function yieldTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
+
 /** Handles protocol requests; `handle` never throws. */
 export class Host {
   private readonly boot: Promise<PgliteExecutor>;
@@ -39,18 +61,26 @@ export class Host {
   private broken: string | null = null;
   /** The open scenario is a lesson (curated steps): only then is its next step done ahead. */
   private lesson = false;
-  private ahead: Ahead | null = null;
+  /** Steps done ahead, in order: the first answers the next Next. */
+  private aheads: Ahead[] = [];
+  /** Requests accepted and not yet answered: while any waits, a Next must wait its turn too. */
+  private waiting = 0;
   private readonly lookAhead: boolean;
+  private readonly depth: number;
 
   /**
    * Starts PGlite and the SQL parser at once, so a scenario opens fast. `lookAhead` (default on):
-   * after answering with a lesson's state, the next script step runs while the learner reads, and
-   * a following Next is answered from it (the engine is deterministic: the same history gives the
+   * after answering with a lesson's state, the next script steps (`depth` of them) run while the
+   * learner reads, and a following Next is answered from them (the engine is deterministic: the same history gives the
    * same frame); any other request first goes back to the history it was sent for.
    */
-  constructor(createExecutor: () => Promise<PgliteExecutor> = () => PgliteExecutor.create(), opts: { lookAhead?: boolean } = {}) {
+  constructor(
+    createExecutor: () => Promise<PgliteExecutor> = () => PgliteExecutor.create(),
+    opts: { lookAhead?: boolean; depth?: number } = {},
+  ) {
     const t0 = performance.now();
     this.lookAhead = opts.lookAhead ?? true;
+    this.depth = opts.depth ?? AHEAD_DEPTH;
     this.boot = Promise.all([createExecutor(), loadParser()]).then(([ex]) => {
       this.bootMs = performance.now() - t0;
       return ex;
@@ -60,12 +90,31 @@ export class Host {
 
   /** Answers one request after the ones before it. */
   handle(req: Request): Promise<Response> {
-    const job = this.queue.then(() => this.answer(req));
+    const quick = this.answerAhead(req);
+    if (quick) return Promise.resolve(quick);
+    this.waiting++;
+    const job = this.queue.then(() => this.answer(req)).finally(() => this.waiting--);
     // The step ahead starts in a later task, so the Worker posts this answer first.
     this.queue = job.then((r) =>
       this.wantsAhead(req, r) ? new Promise((ok) => setTimeout(ok, 0)).then(() => this.runAhead()) : undefined,
     );
     return job;
+  }
+
+  /**
+   * A Next that finds its step done ahead and no earlier request waiting is answered at once,
+   * even while the step after it is still running ahead (it is suspended between round trips).
+   */
+  private answerAhead(req: Request): Response | null {
+    const a = this.aheads[0];
+    if (!a || this.waiting || this.broken || a.player !== this.player || req.type !== 'action' || !isPlainStep(req.action)) return null;
+    this.aheads.shift();
+    if (goesOn(a.frame)) this.queue = this.queue.then(() => this.runAhead());
+    return { id: req.id, ok: true, state: a.frame, history: a.history, timing: this.timing(0, { workMs: a.workMs }) };
+  }
+
+  private timing(handleMs: number, extra: Partial<Timing> = {}): Timing {
+    return { handleMs, ...(this.bootMs !== undefined ? { bootMs: this.bootMs } : {}), ...extra };
   }
 
   /** After a lesson's navigation or plain step answered without error, mid-step or at the end: the next step is worth doing ahead. */
@@ -76,39 +125,55 @@ export class Host {
     return s.error === undefined && !s.midStep && s.cursor < s.script.length;
   }
 
-  /** Runs the next script step now and keeps its answer (never throws: a failed step is simply not kept). */
+  /**
+   * Runs the next script step now and keeps its answer, then the one after it, up to `depth`
+   * (never throws: a failed step is simply not kept, and the queue of requests goes on).
+   */
   private async runAhead(): Promise<void> {
+    try {
+      await this.stepAhead();
+    } catch {
+      // Only the engine's own failure gets here; the next real request meets it and says so.
+    }
+  }
+
+  private async stepAhead(): Promise<void> {
     const p = this.player;
-    if (!p || this.broken || this.ahead) return;
+    const last = this.aheads.at(-1);
+    if (!p || this.broken || this.aheads.length >= this.depth) return;
+    if (last && (last.player !== p || !goesOn(last.frame))) return;
     const before = [...p.history];
     const t0 = performance.now();
+    const ex = await this.boot;
+    ex.beforeRun = yieldTask;
     try {
       await p.perform({ type: 'step' });
     } catch {
       // Refused or failed: perform() left the state as it was; the real request will say why.
       return;
+    } finally {
+      ex.beforeRun = null;
     }
     // A copy: nothing the engine does later may change the answer kept for the next request.
-    this.ahead = { player: p, frame: structuredClone(p.view()), history: [...p.history], before, workMs: performance.now() - t0 };
+    const frame = structuredClone(p.view());
+    this.aheads.push({ player: p, frame, history: [...p.history], before, workMs: performance.now() - t0 });
+    if (this.aheads.length < this.depth && goesOn(frame)) this.queue = this.queue.then(() => this.runAhead());
   }
 
   private async answer(req: Request): Promise<Response> {
     const t0 = performance.now();
-    const timing = (extra: Partial<Timing> = {}): Timing => ({
-      handleMs: performance.now() - t0,
-      ...(this.bootMs !== undefined ? { bootMs: this.bootMs } : {}),
-      ...extra,
-    });
+    const timing = (extra: Partial<Timing> = {}): Timing => this.timing(performance.now() - t0, extra);
     if (this.broken) return { id: req.id, ok: false, kind: 'fatal', message: this.broken };
     try {
-      const a = this.ahead;
+      const a = this.aheads[0];
       if (a && req.type !== 'ping') {
-        this.ahead = null;
-        if (a.player === this.player) {
-          if (req.type === 'action' && isPlainStep(req.action))
-            return { id: req.id, ok: true, state: a.frame, history: a.history, timing: timing({ workMs: a.workMs }) };
-          if (!REBUILDS.has(req.type)) await a.player.replay(a.before);
+        if (a.player === this.player && req.type === 'action' && isPlainStep(req.action)) {
+          this.aheads.shift();
+          return { id: req.id, ok: true, state: a.frame, history: a.history, timing: timing({ workMs: a.workMs }) };
         }
+        this.aheads = [];
+        // Back to the history the learner sees (the player stands after the last step done ahead).
+        if (a.player === this.player && !REBUILDS.has(req.type)) await a.player.replay(a.before);
       }
       if (req.type === 'ping') {
         await this.boot;
@@ -213,6 +278,11 @@ export class Host {
       return `The engine failed on this action and the scenario was rebuilt without it: ${messageOf(e)}`;
     }
   }
+}
+
+/** A frame after which the script has a next step to run ahead. */
+function goesOn(frame: PlayerFrame): boolean {
+  return !frame.midStep && frame.cursor < frame.script.length;
 }
 
 /** A Next: a step with no moment to stop at and not cancelled (what the look-ahead runs). */

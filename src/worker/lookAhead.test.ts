@@ -84,6 +84,41 @@ describe('Host look-ahead', () => {
     }
   }, 300_000);
 
+  // Requests that come while steps are still running ahead: at once after an answer, between two
+  // of the look-ahead's round trips, and several in flight together; they are answered in order.
+  it('requests sent while steps run ahead answer in order, as without it', async () => {
+    const burst = async (cmds: Command[], gap: () => Promise<unknown>) => {
+      const ns = cmds.map(() => id++);
+      const want: Response[] = [];
+      for (const [i, c] of cmds.entries()) want.push(await plain.handle({ ...c, id: ns[i] } as never));
+      const got: Promise<Response>[] = [];
+      for (const [i, c] of cmds.entries()) {
+        got.push(ahead.handle({ ...c, id: ns[i] } as never));
+        await gap();
+      }
+      const answers = await Promise.all(got);
+      expect(answers.map(comparable)).toEqual(want.map(comparable));
+      return answers;
+    };
+    const step: Command = { type: 'action', action: { type: 'step' } };
+    const task = () => new Promise((ok) => setImmediate(ok));
+    const answered = async () => undefined;
+    for (const lesson of ['three-way-deadlock', 'deadlocks-nobody-wrote']) {
+      const yaml = readFileSync(`lessons/${lesson}.yaml`, 'utf8');
+      await both({ type: 'open', source: { kind: 'lesson', id: lesson, yaml } });
+      await burst([step, step, step], task);
+      await burst([step, step, { type: 'goto', cursor: 2 }, step, step], answered);
+      await idle();
+      const fast = await burst([step, step], task);
+      expect(fast.some((r) => r.ok && 'timing' in r && r.timing.workMs !== undefined)).toBe(true);
+      await burst([step, { type: 'action', action: { type: 'advance', ms: 10 } }, step, step, step], task);
+      await burst(
+        Array.from({ length: 40 }, () => step),
+        answered,
+      );
+    }
+  }, 180_000);
+
   it('does not step ahead in a spec (the lab: its steps are the learner’s own SQL)', async () => {
     const text = readFileSync('lessons/lab-templates/transfer-unordered.spec', 'utf8');
     await both({ type: 'open', source: { kind: 'spec', text } });

@@ -196,8 +196,16 @@ export class PgliteExecutor {
    */
   restorePoint: { key: string; runs: number; template: unknown } | null = null;
 
+  /**
+   * Awaited before every round trip while set: the Worker's look-ahead sets it to a macrotask
+   * yield, so a request that arrives while a step runs ahead is read between two round trips
+   * instead of after the whole step (worker/host.ts).
+   */
+  beforeRun: (() => Promise<void>) | null = null;
+
   /** Sends one simple Query message; never throws for SQL errors. */
   async run(sql: string): Promise<RawResult> {
+    if (this.beforeRun) await this.beforeRun();
     this.runs++;
     // The streaming call hands over the backend's bytes as written. execProtocolRaw would also
     // run PGlite's own parser over every message and keep the parsed messages in a list it never
