@@ -51,10 +51,16 @@ function earlyEngine(): Plugin {
     config: () => ({ build: { rollupOptions: { input: { index: 'index.html', early: 'src/ui/earlyEngine.ts' } } } }),
     transformIndexHtml: {
       order: 'post',
-      handler(_html, ctx) {
+      handler(html, ctx) {
         const chunk = Object.values(ctx.bundle ?? {}).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'early');
         if (!chunk) throw new Error('lockstep-early-engine: no "early" entry chunk in the bundle');
-        return [{ tag: 'script', attrs: { type: 'module', async: true, src: `./${chunk.fileName}` }, injectTo: 'head' }];
+        // Before the bundle's own script and preloads, after the CSP meta: the browser opens a few
+        // connections per host, and a starter queued behind the bundle's dozen requests would
+        // start the Worker only when they are done.
+        const tag = `<script type="module" crossorigin async src="./${chunk.fileName}"></script>\n    `;
+        const at = html.indexOf('<script type="module"');
+        if (at < 0) throw new Error('lockstep-early-engine: no module script in index.html');
+        return html.slice(0, at) + tag + html.slice(at);
       },
     },
   };

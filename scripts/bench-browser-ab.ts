@@ -5,6 +5,7 @@
  * with a bare boot after each (as `npm run bench` does), then every step of every lesson of each.
  * Prints per build the medians of the runs and the ratio to the bare boots taken beside it (JSON).
  * `--steps-only`: no cold starts, only every step of every lesson, A, B per round.
+ * `--cold-only`: only the cold starts, repeat visits and bare boots.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -14,6 +15,7 @@ import { bareBoot, coldStart, previewBare, quantile, stepLatencies } from './ben
 
 const args = process.argv.slice(2).filter((x) => !x.startsWith('--'));
 const stepsOnly = process.argv.includes('--steps-only');
+const coldOnly = process.argv.includes('--cold-only');
 const [a, b] = [args[0], args[1]].map((d) => resolve(d ?? ''));
 const rounds = Number(args[2] ?? 2);
 
@@ -66,7 +68,7 @@ try {
         runs[i].bare.push(await bareBoot(browser, bare.url));
       }
     }
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < (coldOnly ? 0 : 2); i++) {
       const s = await stepLatencies(browser, servers[i].url);
       runs[i].stepMedian.push(quantile(s.ms, 0.5));
       runs[i].stepP95.push(quantile(s.ms, 0.95));
