@@ -484,8 +484,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // An exclusion constraint is checked against committed rows only: said on screen.
   if (outcome !== 'error' && dry.entry?.kind === 'image' && (await writesContendedExclusion(eng, s, dry.entry.ops)))
     approximate(eng, s, 'exclusion-constraint');
-  // A function's NOWAIT or SKIP LOCKED is not this statement's wait policy: said on screen.
-  if (outcome === 'wait' && rowWait && (await callsWaitPolicyFunction(eng, original.sql))) approximate(eng, s, 'function-wait-policy');
+  // A function's NOWAIT or SKIP LOCKED (on its rows, or its LOCK TABLE) is not this statement's wait policy: said on screen.
+  if (outcome === 'wait' && (rowWait || step.wait?.tag.type === 'relation') && (await callsWaitPolicyFunction(eng, original.sql)))
+    approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
