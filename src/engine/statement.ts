@@ -42,7 +42,7 @@ import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
-import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
+import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
 import { insertMarkSql, markCount, noticesBeforeMark, waitMarkSql } from './pg/inject';
@@ -489,6 +489,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
+  if (outcome === 'wait' && step.wait?.tag.type === 'advisory') await advisoryWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
     const context = step.wait.context?.split('\n').slice(1).join('\n');
     step.xactRowWait = { tuple: step.wait.tuple, ...(context ? { context } : {}) };

@@ -21,6 +21,8 @@ import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
 import { keyShareBlocked, riCheckQuery } from './probes';
 import { ident, relSql } from './replay';
+import { shadowSearchPathSql } from './shadows';
+import type { LockMode, LockTag } from '../model/locks/types';
 
 /**
  * The probe's SQLSTATE: assert_failure, which a PL/pgSQL handler for OTHERS does not catch
@@ -198,4 +200,56 @@ function armAtLock(eng: EngineContext, s: Sess, at: { deadlock: number; lock: nu
   if (at.lock === s.timeouts.lock) return;
   if (at.lock > 0) eng.timers.set(s.name, 'lock_timeout', since + at.lock);
   else cancelTimers(eng, s, ['lock_timeout']);
+}
+
+/** The schema of the advisory probe's functions, put before pg_catalog on the search_path. */
+const ADVISORY_PROBE_SCHEMA = 'lockstep_advisory_probe';
+
+/**
+ * SQL run inside the advisory probe's dry run (rolled back with it): functions of PostgreSQL's
+ * names that raise the probe's error when asked for the waited key in its mode, and take the
+ * lock otherwise, ahead of pg_catalog on the search_path for the statement's unqualified calls.
+ */
+function advisoryProbeSql(tag: LockTag & { type: 'advisory' }, mode: LockMode): { sql: string; count: number } {
+  const shared = mode === 'ShareLock' ? '_shared' : '';
+  const key = BigInt.asIntN(64, (BigInt(tag.key1 >>> 0) << 32n) | BigInt(tag.key2 >>> 0));
+  const [params, args, hit] =
+    tag.field4 === 2 ? ['a int, b int', 'a, b', `a = ${tag.key1 | 0} AND b = ${tag.key2 | 0}`] : ['k bigint', 'k', `k = ${key}`];
+  const fns = ['', '_xact'].map(
+    (
+      level,
+    ) => `CREATE FUNCTION ${ADVISORY_PROBE_SCHEMA}.pg_advisory${level}_lock${shared}(${params}) RETURNS void LANGUAGE plpgsql AS $lockstep$
+BEGIN
+  IF ${hit} THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}advisory'; END IF;
+  PERFORM pg_catalog.pg_advisory${level}_lock${shared}(${args});
+END $lockstep$;
+`,
+  );
+  return { sql: `CREATE SCHEMA ${ADVISORY_PROBE_SCHEMA};\n${fns.join('')}${shadowSearchPathSql([ADVISORY_PROBE_SCHEMA])}`, count: 4 };
+}
+
+/**
+ * A statement waiting for an advisory lock that a function it calls asks for: the wait's CONTEXT
+ * becomes PostgreSQL's, the function's statement and line (`SQL statement "SELECT
+ * pg_advisory_xact_lock(…)"`, `PL/pgSQL function reserve(text,integer) line 4 at PERFORM`), the
+ * stack of a probe dry run in which that call raises.
+ */
+export async function advisoryWaitContext(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const w = s.step?.wait;
+  if (w?.tag.type !== 'advisory' || !(await hasUserFunctions(eng))) return;
+  const seqs = await sequenceStates(eng);
+  let error: PgMessage | undefined;
+  try {
+    error = (await dryRun(eng, s, st, false, false, advisoryProbeSql(w.tag, w.mode))).raw.error;
+  } catch (e) {
+    // The probe's objects could not be made (a READ ONLY transaction): no CONTEXT, as before.
+    if (!(e instanceof EngineInternalError)) throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (error?.sqlstate !== PROBE_SQLSTATE || error.message !== `${PROBE_PREFIX}advisory`) return;
+  const lines = (error.context ?? '').split('\n');
+  const own = lines.findIndex((l) => l.startsWith(`PL/pgSQL function ${ADVISORY_PROBE_SCHEMA}.`));
+  const stack = lines.slice(own + 1).join('\n');
+  if (stack) w.context = stack;
 }
