@@ -227,6 +227,31 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual(['function-wait-policy']);
   });
 
+  it('a row wait of an UPDATE locking through an ordered FOR UPDATE subquery is noted; one without ORDER BY is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; SELECT id FROM accounts WHERE id = 2 FOR UPDATE');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id IN (SELECT id FROM accounts FOR UPDATE)')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; SELECT id FROM accounts WHERE id = 2 FOR UPDATE');
+    expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id IN (SELECT id FROM accounts ORDER BY id DESC FOR UPDATE)')).toBe(
+      'waiting',
+    );
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['subquery-lock-order']);
+  });
+
+  it('a table-lock wait in a statement calling a function whose LOCK TABLE says NOWAIT is noted', async () => {
+    const e = await engine();
+    await e.setup(
+      `CREATE FUNCTION lk_table() RETURNS int LANGUAGE plpgsql AS $$ BEGIN LOCK TABLE accounts IN EXCLUSIVE MODE NOWAIT; RETURN 1; END $$;`,
+    );
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 1');
+    expect(await e.submit('s2', 'SELECT lk_table()')).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['function-wait-policy']);
+  });
+
   it('a recheck of a statement whose function changed the statement’s own new version again is noted; one without is not', async () => {
     const e = await engine();
     await e.setup(

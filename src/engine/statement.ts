@@ -42,7 +42,7 @@ import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
-import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
+import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
 import { insertMarkSql, markCount, noticesBeforeMark, waitMarkSql } from './pg/inject';
@@ -393,6 +393,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (first === 'wait') approximate(eng, s, 'fk-wait-rerun');
       if (first !== 'ok') return first;
     }
+    // A view's WITH CHECK OPTION is checked after the row is written, so after its lock.
+    if (dry.raw.error.sqlstate === '44000' && s.txn && st.cls.kind === 'dml' && st.cls.waitPolicy !== 'skip') {
+      const first = await lockBeforeViewCheck(eng, s, st, dry.raw.error);
+      if (first !== 'ok') return first;
+    }
     const opened = await relationLocksBeforeError(eng, s, st);
     if (opened !== 'ok') return opened;
     step.notices.push(...unsentNotices(eng, s, dry.raw.notices));
@@ -479,10 +484,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // An exclusion constraint is checked against committed rows only: said on screen.
   if (outcome !== 'error' && dry.entry?.kind === 'image' && (await writesContendedExclusion(eng, s, dry.entry.ops)))
     approximate(eng, s, 'exclusion-constraint');
-  // A function's NOWAIT or SKIP LOCKED is not this statement's wait policy: said on screen.
-  if (outcome === 'wait' && rowWait && (await callsWaitPolicyFunction(eng, original.sql))) approximate(eng, s, 'function-wait-policy');
+  // A function's NOWAIT or SKIP LOCKED (on its rows, or its LOCK TABLE) is not this statement's wait policy: said on screen.
+  if (outcome === 'wait' && (rowWait || step.wait?.tag.type === 'relation') && (await callsWaitPolicyFunction(eng, original.sql)))
+    approximate(eng, s, 'function-wait-policy');
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
+  if (outcome === 'wait' && step.wait?.tag.type === 'advisory') await advisoryWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
     const context = step.wait.context?.split('\n').slice(1).join('\n');
     step.xactRowWait = { tuple: step.wait.tuple, ...(context ? { context } : {}) };
@@ -680,6 +687,32 @@ async function relationLocksBeforeError(eng: EngineContext, s: Sess, st: ParsedS
   }
   if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe, HEAVYWEIGHT_ITEMS);
+}
+
+/**
+ * The locks a statement takes before a view's WITH CHECK OPTION fails (44000): ExecUpdate and
+ * ExecInsert check the view's conditions on the new row after they wrote it (after the row's lock,
+ * and after any wait for it), where a CHECK constraint is checked before. A dry run with that
+ * view's check option reset finds the rows; when one conflicts, the statement waits for it and
+ * runs again once granted, checking the row the holder left. 'ok' reports the error at once.
+ */
+async function lockBeforeViewCheck(eng: EngineContext, s: Sess, st: ParsedStatement, error: PgMessage): Promise<'ok' | 'error' | 'wait'> {
+  const view = /^new row violates check option for view "(.+)"$/s.exec(error.message)?.[1];
+  if (!view) return 'ok';
+  const prelude = { sql: `ALTER VIEW "${view.replace(/"/g, '""')}" RESET (check_option);\n`, count: 1 };
+  const seqs = await sequenceStates(eng);
+  let probe: DryRun;
+  try {
+    probe = await dryRun(eng, s, st, false, false, prelude);
+  } catch (e) {
+    // The view is not on the search_path under that name: the error is reported as it is.
+    if (e instanceof EngineInternalError) return 'ok';
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe);
 }
 
 /**

@@ -20,6 +20,8 @@ type Node = Record<string, unknown>;
 export interface LockingSublink {
   relname: string;
   ref: string;
+  /** The subquery has an ORDER BY: its LockRows locks the rows in that order, not the outer scan's. */
+  ordered?: true;
 }
 
 /** The first SubLink of a WHERE clause whose subquery is a single-table locking SELECT, with its byte location. */
@@ -44,7 +46,8 @@ function findSublink(where: unknown): { sublink: LockingSublink; location: numbe
       const r = (q.fromClause[0] as Node).RangeVar as Node | undefined;
       if (r && typeof r.relname === 'string' && typeof link.location === 'number') {
         const ref = ((r.alias as Node | undefined)?.aliasname as string | undefined) ?? r.relname;
-        found = { sublink: { relname: r.relname, ref }, location: link.location };
+        const ordered = Array.isArray(q.sortClause) && q.sortClause.length > 0;
+        found = { sublink: { relname: r.relname, ref, ...(ordered ? { ordered: true as const } : {}) }, location: link.location };
         return;
       }
     }

@@ -20,6 +20,11 @@ export interface CatalogTable {
   /** Columns a row image may set (not generated). */
   writable: string[];
   /**
+   * Identity columns GENERATED ALWAYS: an UPDATE may set them to DEFAULT only (428C9), so an
+   * update's row image leaves them out; an insert's sets them with OVERRIDING SYSTEM VALUE.
+   */
+  identityAlways?: string[];
+  /**
    * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
    * name, or an expression such as `lower(k)`), a partial index's predicate, and NULLS NOT DISTINCT.
    */

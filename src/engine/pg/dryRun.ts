@@ -526,7 +526,7 @@ export async function imageOps(
         const v = values.get(k);
         if (!v) throw new EngineInternalError(`new version ${last} of ${t.relation} not found`);
         updatedNew.add(k);
-        ops.push({ op: 'update', target: ref(t), columns: cols.get(t.oid)!, values: v, newCtid: idOf(t.oid, last) });
+        ops.push({ op: 'update', target: ref(t), ...updatedColumns(eng, t.oid, cols.get(t.oid)!, v), newCtid: idOf(t.oid, last) });
       } else ops.push({ op: 'delete', target: ref(t), ...(t.movedPartition ? { moved: true as const } : {}) });
     } else {
       // A later version locked only because the statement locked an updated one before it
@@ -573,6 +573,23 @@ export const CTID_BACK_SQL = `SELECT rel::text, orig::text, cur::text FROM ${CTI
 export function valuesSql(cat: CatalogTable, list: { ctid: string }[]): string {
   const sel = cat.writable.map((c) => `${ident(c)}::text`).join(', ');
   return `SELECT ctid::text, ${sel} FROM ${cat.sqlName ?? ident(cat.name)} WHERE ctid = ANY('{${list.map((c) => `"${c.ctid}"`).join(',')}}'::tid[])`;
+}
+
+/**
+ * The columns an update's row image sets: every writable one but the identity columns GENERATED
+ * ALWAYS, which an UPDATE may not assign a value (rewriteTargetListIU's 428C9); the replayed row
+ * keeps the value it has, the one the statement's UPDATE kept unless it set it to DEFAULT.
+ */
+function updatedColumns(
+  eng: EngineContext,
+  oid: number,
+  columns: string[],
+  values: (string | null)[],
+): { columns: string[]; values: (string | null)[] } {
+  const always = eng.catalog.find((c) => c.oid === oid)?.identityAlways;
+  if (!always) return { columns, values };
+  const keep = columns.map((c) => !always.includes(c));
+  return { columns: columns.filter((_, i) => keep[i]), values: values.filter((_, i) => keep[i]) };
 }
 
 /** Statements whose effects are replayed as row images rather than as SQL text. */

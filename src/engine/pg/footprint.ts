@@ -244,18 +244,20 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
        'ops', (SELECT pg_catalog.json_agg('OPERATOR(' || pg_catalog.quote_ident(opn.nspname) || '.' || o.oprname || ')' ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord) JOIN pg_catalog.pg_operator o ON o.oid = x.conexclop[k.ord] JOIN pg_catalog.pg_namespace opn ON opn.oid = o.oprnamespace),
        'n', i.indnkeyatts) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_constraint x JOIN pg_catalog.pg_index i ON i.indexrelid = x.conindid JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
-     WHERE x.conrelid = c.oid AND x.contype = 'x' AND i.indpred IS NULL)
+     WHERE x.conrelid = c.oid AND x.contype = 'x' AND i.indpred IS NULL),
+  (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = 'a')
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl, always]) => ({
     oid: Number(oid),
     name: name!,
     ...(sqlName ? { sqlName } : {}),
     columns: cols ? cols.split(',') : [],
     writable: wcols ? wcols.split(',') : [],
+    ...(always ? { identityAlways: always.split(',') } : {}),
     uniqueIndexes: idx
       ? (JSON.parse(idx) as { name: string; cols: string[]; pred: string | null; nnd: boolean }[]).map((ix) => ({
           name: ix.name,

@@ -14,13 +14,15 @@ import { xactWaitContext } from '../model/messages';
 import type { TupleId } from '../model/rowlocks';
 import type { SsiWrite } from '../model/ssi';
 import type { ParsedStatement } from '../sql';
-import type { Sess } from '../state';
+import { cancelTimers, type Sess } from '../state';
 import type { PgMessage } from '../types';
 import { hasUserFunctions, restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
 import { keyShareBlocked, riCheckQuery } from './probes';
 import { ident, relSql } from './replay';
+import { shadowSearchPathSql } from './shadows';
+import type { LockMode, LockTag } from '../model/locks/types';
 
 /**
  * The probe's SQLSTATE: assert_failure, which a PL/pgSQL handler for OTHERS does not catch
@@ -35,6 +37,13 @@ const PROBE_FUNCTION = `${INTERNAL_SCHEMA}.wait_probe`;
 const PROBE_TRIGGER = '" lockstep_wait_probe"';
 
 /**
+ * deadlock_timeout and lock_timeout in milliseconds where the probe fires: ProcSleep arms both
+ * timers with the values in effect at the lock, which a function's SET clause (proconfig) or a
+ * SET / SET LOCAL it ran before may have changed from the session's.
+ */
+const TIMEOUTS_AT_ROW = `(SELECT pg_catalog.string_agg(setting, ' ' ORDER BY name) FROM pg_catalog.pg_settings WHERE name IN ('deadlock_timeout', 'lock_timeout'))`;
+
+/**
  * SQL run inside the probe's dry run (rolled back with it): the probe function and its trigger on
  * the row's table, matching the row by position and contents (OLD has no ctid in PL/pgSQL).
  */
@@ -44,7 +53,7 @@ export function probeSql(tuple: TupleId, rel = ident(tuple.relation), fk = true)
 DECLARE hit boolean;
 BEGIN
   EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM ONLY %s t WHERE t.ctid = %L::tid AND t::text = $1::text)', TG_RELID::regclass, TG_ARGV[0]) INTO hit USING OLD;
-  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}' || TG_OP; END IF;
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}' || TG_OP, DETAIL = ${TIMEOUTS_AT_ROW}; END IF;
   RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END $lockstep$;
 CREATE TRIGGER ${PROBE_TRIGGER} BEFORE UPDATE OR DELETE ON ${rel} FOR EACH ROW EXECUTE FUNCTION ${PROBE_FUNCTION}('${ctid}');
@@ -61,7 +70,7 @@ BEGIN
   END IF;
   EXECUTE pg_catalog.format('SELECT pg_catalog.to_jsonb(p) FROM ONLY %s p WHERE p.ctid = %L::tid', TG_ARGV[0], TG_ARGV[1]) INTO parent;
   SELECT pg_catalog.bool_and(pg_catalog.to_jsonb(NEW) -> u.f = parent -> u.r) INTO hit FROM unnest(TG_ARGV[2]::text[], TG_ARGV[3]::text[]) AS u(f, r);
-  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}FK ' || TG_RELID::oid::text; END IF;
+  IF hit THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}FK ' || TG_RELID::oid::text, DETAIL = ${TIMEOUTS_AT_ROW}; END IF;
   RETURN NEW;
 END $lockstep$;
 DO $lockstep$
@@ -91,14 +100,19 @@ END $lockstep$;
  * to the row (the probe's message is TG_OP); undefined when the error is not the probe's.
  */
 export function probeStack(
-  error: { sqlstate: string; message: string; context?: string } | undefined,
-): { op: string; stack: string } | undefined {
+  error: { sqlstate: string; message: string; detail?: string; context?: string } | undefined,
+): { op: string; stack: string; timeouts?: { deadlock: number; lock: number } } | undefined {
   if (error?.sqlstate !== PROBE_SQLSTATE || !error.message.startsWith(PROBE_PREFIX)) return undefined;
   const lines = (error.context ?? '').split('\n');
   const own = lines.findIndex(
     (l) => l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}(`) || l.startsWith(`PL/pgSQL function ${PROBE_FUNCTION}_fk(`),
   );
-  return { op: error.message.slice(PROBE_PREFIX.length), stack: lines.slice(own + 1).join('\n') };
+  const [deadlock, lock] = (error.detail ?? '').split(' ').map(Number);
+  return {
+    op: error.message.slice(PROBE_PREFIX.length),
+    stack: lines.slice(own + 1).join('\n'),
+    ...(Number.isFinite(deadlock) && Number.isFinite(lock) ? { timeouts: { deadlock, lock } } : {}),
+  };
 }
 
 /** The statement's stack when it reaches `tuple` (probeStack), from a probe dry run. */
@@ -108,7 +122,7 @@ export async function stackAtRow(
   st: ParsedStatement,
   tuple: TupleId,
   fk = true,
-): Promise<{ op: string; stack: string } | undefined> {
+): Promise<ReturnType<typeof probeStack>> {
   // nextval is not transactional: the probe gives back what its run took.
   const seqs = await sequenceStates(eng);
   let error: PgMessage | undefined;
@@ -162,6 +176,7 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   // non-key UPDATE of the parent) the check passes and the wait is further on.
   const found = await stackAtRow(eng, s, st, tuple, keyShareBlocked(eng, s, tuple));
   if (!found?.stack) return;
+  if (found.timeouts) armAtLock(eng, s, found.timeouts);
   if (found.op.startsWith('FK ')) {
     // The check of a row the function's statement wrote: the check's query, then that statement's stack.
     const query = w.tuple ? await riCheckQuery(eng, tuple.oid, [Number(found.op.slice(3))]) : undefined;
@@ -173,4 +188,68 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   const verb = found.op === 'DELETE' ? 'delete' : 'update';
   const head = t.type === 'transactionid' ? xactWaitContext(verb, tuple.block, tuple.offset, tuple.relation) : undefined;
   w.context = head ? `${head}\n${found.stack}` : found.stack;
+}
+
+/**
+ * Arms the wait's timers with the timeouts in effect where a function took the lock, in place of
+ * the session's (the wait began at this virtual moment: the probe runs before time moves on).
+ */
+function armAtLock(eng: EngineContext, s: Sess, at: { deadlock: number; lock: number }): void {
+  const since = s.step!.wait!.sinceMs;
+  if (at.deadlock !== s.timeouts.deadlock) eng.timers.set(s.name, 'deadlock_timeout', since + at.deadlock);
+  if (at.lock === s.timeouts.lock) return;
+  if (at.lock > 0) eng.timers.set(s.name, 'lock_timeout', since + at.lock);
+  else cancelTimers(eng, s, ['lock_timeout']);
+}
+
+/** The schema of the advisory probe's functions, put before pg_catalog on the search_path. */
+const ADVISORY_PROBE_SCHEMA = 'lockstep_advisory_probe';
+
+/**
+ * SQL run inside the advisory probe's dry run (rolled back with it): functions of PostgreSQL's
+ * names that raise the probe's error when asked for the waited key in its mode, and take the
+ * lock otherwise, ahead of pg_catalog on the search_path for the statement's unqualified calls.
+ */
+function advisoryProbeSql(tag: LockTag & { type: 'advisory' }, mode: LockMode): { sql: string; count: number } {
+  const shared = mode === 'ShareLock' ? '_shared' : '';
+  const key = BigInt.asIntN(64, (BigInt(tag.key1 >>> 0) << 32n) | BigInt(tag.key2 >>> 0));
+  const [params, args, hit] =
+    tag.field4 === 2 ? ['a int, b int', 'a, b', `a = ${tag.key1 | 0} AND b = ${tag.key2 | 0}`] : ['k bigint', 'k', `k = ${key}`];
+  const fns = ['', '_xact'].map(
+    (
+      level,
+    ) => `CREATE FUNCTION ${ADVISORY_PROBE_SCHEMA}.pg_advisory${level}_lock${shared}(${params}) RETURNS void LANGUAGE plpgsql AS $lockstep$
+BEGIN
+  IF ${hit} THEN RAISE EXCEPTION USING ERRCODE = '${PROBE_SQLSTATE}', MESSAGE = '${PROBE_PREFIX}advisory'; END IF;
+  PERFORM pg_catalog.pg_advisory${level}_lock${shared}(${args});
+END $lockstep$;
+`,
+  );
+  return { sql: `CREATE SCHEMA ${ADVISORY_PROBE_SCHEMA};\n${fns.join('')}${shadowSearchPathSql([ADVISORY_PROBE_SCHEMA])}`, count: 4 };
+}
+
+/**
+ * A statement waiting for an advisory lock that a function it calls asks for: the wait's CONTEXT
+ * becomes PostgreSQL's, the function's statement and line (`SQL statement "SELECT
+ * pg_advisory_xact_lock(…)"`, `PL/pgSQL function reserve(text,integer) line 4 at PERFORM`), the
+ * stack of a probe dry run in which that call raises.
+ */
+export async function advisoryWaitContext(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const w = s.step?.wait;
+  if (w?.tag.type !== 'advisory' || !(await hasUserFunctions(eng))) return;
+  const seqs = await sequenceStates(eng);
+  let error: PgMessage | undefined;
+  try {
+    error = (await dryRun(eng, s, st, false, false, advisoryProbeSql(w.tag, w.mode))).raw.error;
+  } catch (e) {
+    // The probe's objects could not be made (a READ ONLY transaction): no CONTEXT, as before.
+    if (!(e instanceof EngineInternalError)) throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (error?.sqlstate !== PROBE_SQLSTATE || error.message !== `${PROBE_PREFIX}advisory`) return;
+  const lines = (error.context ?? '').split('\n');
+  const own = lines.findIndex((l) => l.startsWith(`PL/pgSQL function ${ADVISORY_PROBE_SCHEMA}.`));
+  const stack = lines.slice(own + 1).join('\n');
+  if (stack) w.context = stack;
 }

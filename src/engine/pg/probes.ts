@@ -25,6 +25,12 @@ import { gucCount, gucSql, relSql } from './replay';
 export async function noteLockOrder(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<void> {
   const cls = st.cls;
   if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target) return;
+  const sub = cls.lockingSublink;
+  if (sub?.ordered && plan.filter((p) => p.kind === 'row' && p.tuple.relation === sub.relname).length >= 2) {
+    // The subquery's order is the one that decides; its scan's index says nothing more.
+    approximate(eng, s, 'subquery-lock-order');
+    return;
+  }
   if (plan.filter((p) => p.kind === 'row' && p.tuple.relation === cls.target!.relname).length < 2) return;
   // The session's settings (enable_seqscan, …) choose the plan too; the block undoes them.
   const r = await eng.ex.run(`BEGIN;\n${gucSql(eng, s)}EXPLAIN (FORMAT JSON) ${st.sql}`);

@@ -848,11 +848,13 @@ export const en = {
     'function-snapshot':
       'Lockstep: this statement waited and runs again under the snapshot it started with; a function it calls runs its own queries under that snapshot too, where PostgreSQL’s READ COMMITTED takes a new one for each, so rows committed meanwhile are not seen.',
     'function-wait-policy':
-      'Lockstep: this statement waited for a row and calls a function that locks rows with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the rows the function’s query locks (failing at once, or passing over them), while the simulator makes every row lock of the statement wait, so this wait may not happen in PostgreSQL.',
+      'Lockstep: this statement waited for a row or a table and calls a function that locks with NOWAIT or SKIP LOCKED; PostgreSQL applies that clause to the locks the function’s own statement takes (failing at once, or passing over the rows), while the simulator makes every lock of the statement wait, so this wait may not happen in PostgreSQL.',
     'exclusion-constraint':
       'Lockstep: this statement and another open transaction changed a table with an exclusion constraint, and one of them updated a row of it; PostgreSQL checks every new row version against the other transaction’s uncommitted ones, waits for it to end and then fails with 23P01 if it committed, while the simulator checks an inserted row against other transactions’ inserted rows only, so such a conflict is reported later (at COMMIT) or not at all.',
     'self-modified-recheck':
       'Lockstep: this statement waited for a row, and a function it calls changed again a row version the statement itself had just written; PostgreSQL’s recheck follows the waited row’s update chain to that version and fails with 27000 (“already modified by an operation triggered by the current command”) when a later command wrote it, while the simulator re-runs the statement with a new snapshot, which passes over the row, so that error is not reported.',
+    'subquery-lock-order':
+      'Lockstep: this statement waited for a row it locks through a subquery with ORDER BY … FOR UPDATE; PostgreSQL’s subquery locks its rows in that order, before the outer statement writes them, while the simulator locks them in physical (ctid) order, so the rows it holds when it waits, and whether it waits at all, may differ from PostgreSQL’s.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
