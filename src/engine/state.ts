@@ -137,6 +137,12 @@ export interface RunningStep {
     children?: number[];
     /** `ctids` are exactly the rows the scan locked, in the order it locked them (none was held before). */
     ordered?: boolean;
+    /** The first scan's ctid of each found row whose newest version a committed update made (by that version's key). */
+    origin?: Record<string, string>;
+    /** The found row (the first scan's ctid) the statement last waited for. */
+    waitedAt?: string;
+    /** An UPDATE's or DELETE's first run's transaction id: row versions older than it are those its scan saw. */
+    seenBefore?: number;
   };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;

@@ -45,7 +45,7 @@ import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, refe
 import { functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
-import { insertMarkSql, markCount, noticesBeforeMark, waitMarkSql } from './pg/inject';
+import { insertMarkSql, markCount, noticesBeforeMark, ROW_MARK_FUNCTIONS, waitMarkSql } from './pg/inject';
 import type { TupleId } from './model/rowlocks';
 import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
@@ -395,7 +395,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     }
     const opened = await relationLocksBeforeError(eng, s, st);
     if (opened !== 'ok') return opened;
-    step.notices.push(...unsentNotices(eng, s, dry.raw.notices));
+    step.notices.push(...unsentNotices(eng, s, dry.raw.notices, st));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
     abortTxnState(eng, s, true);
@@ -531,8 +531,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
         ...(scope.children ? { children: scope.children } : {}),
         ...(horizon !== undefined ? { horizon } : {}),
         ...(ordered ? { ordered } : {}),
+        ...(st.cls.verb !== 'select' && dry.horizon !== undefined ? { seenBefore: dry.horizon } : {}),
       };
     }
+  }
+  // The found row the statement waits for: before the wait its scan raised the notices of the rows before it.
+  const waitedTuple = step.wait?.tuple ?? (step.wait?.tag.type === 'tuple' ? step.wait.tag : undefined);
+  if (outcome === 'wait' && rowWait && step.epq && waitedTuple && epqCovers(step.epq, waitedTuple.oid) && !step.epq.children) {
+    const key = epqKey(step.epq, { oid: waitedTuple.oid, block: waitedTuple.block, offset: waitedTuple.offset });
+    step.epq.waitedAt = step.epq.origin?.[key] ?? key;
   }
   // Notices raised before a row wait reach the client at once in PostgreSQL (after the snapshot
   // export above, which must follow the dry run directly).
@@ -542,7 +549,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     else approximate(eng, s, 'notices-wait');
   }
   if (outcome !== 'ok') return outcome;
-  const notices = unsentNotices(eng, s, dry.raw.notices);
+  const notices = unsentNotices(eng, s, dry.raw.notices, st);
   step.epq = undefined;
   step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
@@ -941,14 +948,30 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   if (!st.cls.target) return st;
   const verb = st.cls.verb;
   if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
-  const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+  // An UPDATE or DELETE whose quals call a user's function or whose table has triggers can raise
+  // notices for each row it scans: its rows' notices are marked and put in the scan's order.
+  const target = eng.catalog.find((c) => c.oid === epq.oid);
+  const marked =
+    verb !== 'select' &&
+    epq.seenBefore !== undefined &&
+    !epq.children &&
+    !st.cls.currentOf &&
+    st.cls.relations.length === 1 &&
+    (target?.triggersOrRules || calledFunctionNames(st.sql).length > 0);
+  const sql = marked
+    ? restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.seenBefore, false, ROW_MARK_FUNCTIONS)
+    : restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
   if (!sql) return st;
+  const rowMarks =
+    marked && target
+      ? { rowMarks: { table: target.name, origin: epq.origin ?? {}, ...(epq.waitedAt ? { waitedAt: epq.waitedAt } : {}) } }
+      : {};
   // One target table, scanned in its own order: the rows can be put back where the scan met them.
   const tagged =
     st.cls.relations.length === 1 && !st.cls.currentOf && st.cls.waitPolicy !== 'skip'
       ? tagOrder(sql, verb, st.cls.target.ref, epq.children !== undefined)
       : null;
-  return tagged ? { sql: tagged, cls: st.cls, orderTag: true } : { sql, cls: st.cls };
+  return tagged ? { sql: tagged, cls: st.cls, orderTag: true, ...rowMarks } : { sql, cls: st.cls, ...rowMarks };
 }
 
 /**
@@ -1002,9 +1025,11 @@ function sendBeforeWait(s: Sess, before: readonly PgMessage[]): void {
  * block's earlier RAISE); but PostgreSQL's recheck of the waited row's newest version raises its
  * quals' notices again, and the re-run cannot tell those apart: said on screen.
  */
-function unsentNotices(eng: EngineContext, s: Sess, notices: readonly PgMessage[]): PgMessage[] {
+function unsentNotices(eng: EngineContext, s: Sess, notices: readonly PgMessage[], st?: ParsedStatement): PgMessage[] {
   const sent = s.step?.sentBeforeWait;
   if (!sent?.length) return [...notices];
+  // A row-marked re-run's notices are already those raised after the wait (orderRowNotices).
+  if (st?.rowMarks?.waitedAt !== undefined) return [...notices];
   if (s.step?.stmtSnapshot?.fresh) approximate(eng, s, 'notices-wait');
   return startsWith(notices, sent) ? notices.slice(sent.length) : [...notices];
 }
