@@ -117,6 +117,8 @@ export interface RunningStep {
   sawUpdaters?: { session: string; vxid: string }[];
   /** SERIALIZABLE: the current statement's reads and writes were checked before it waited in a foreign-key check. */
   ssiBeforeWait?: boolean;
+  /** An INSERT about to wait on a duplicate key applied its table's SSI writes before the wait (heap_insert). */
+  ssiHeapBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
   rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */

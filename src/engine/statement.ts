@@ -16,7 +16,7 @@ import {
 } from './initPlans';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
-import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
+import { keepSessionAdvisory, keyOwner, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
 import { conflicts } from './model/locks/modes';
@@ -347,6 +347,12 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     }
     // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
     // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
+    // A doomed transaction's write fails first, in heap_insert's CheckForSerializableConflictIn.
+    if (dry.raw.error.sqlstate === '23505' && s.txn?.sx?.doomed && step.ssiHeapBeforeWait) {
+      step.ssiHeapBeforeWait = undefined;
+      return ssiError(eng, s, new SsiFailure('Canceled on identification as a pivot, during conflict in checking.'));
+    }
+    step.ssiHeapBeforeWait = undefined;
     if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
       const page = await uniqueIndexPage(eng, /unique constraint "((?:[^"]|"")+)"/.exec(dry.raw.error.message)?.[1]?.replace(/""/g, '"'));
       if (page)
@@ -445,6 +451,27 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       }
     }
     if (inCheck) step.ssiBeforeWait = true;
+  }
+  // heap_insert checks the table for rw-conflicts in before the row's unique index entry is
+  // checked: an INSERT that will wait on another transaction's duplicate key has written (for
+  // SSI) before the wait, so that transaction's commit can doom it (read-write-unique).
+  if (
+    sx &&
+    !step.ssiHeapBeforeWait &&
+    dry.ssi?.writes.length &&
+    st.cls.kind === 'dml' &&
+    st.cls.verb === 'insert' &&
+    !st.cls.onConflict &&
+    dry.plan.some((p) => p.kind === 'key' && keyOwner(eng, s, p.index, p.key))
+  ) {
+    const heap = dry.ssi.writes.filter((w) => w.kind !== 'index');
+    if (dry.assignsXid) currentXid(eng, s);
+    try {
+      eng.ssi.write(sx, heap, s.txn!.savepoints.length, s.txn!.xid);
+    } catch (e) {
+      return ssiError(eng, s, e);
+    }
+    step.ssiHeapBeforeWait = true;
   }
   let outcome: 'ok' | 'error' | 'wait' | undefined;
   if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
@@ -559,12 +586,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   const txn = s.txn!;
   const writtenBeforeWait = step.ssiBeforeWait;
   step.ssiBeforeWait = undefined;
+  const heapBeforeWait = step.ssiHeapBeforeWait;
+  step.ssiHeapBeforeWait = undefined;
   if (sx && dry.ssi?.writes.length && !writtenBeforeWait) {
     // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
     if (dry.assignsXid) currentXid(eng, s);
     let at: SsiWrite | undefined;
     try {
       for (const w of dry.ssi.writes) {
+        if (heapBeforeWait && w.kind !== 'index') continue;
         at = w;
         eng.ssi.write(sx, [w], txn.savepoints.length, txn.xid);
       }
