@@ -350,7 +350,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // A doomed transaction's write fails first, in heap_insert's CheckForSerializableConflictIn.
     if (dry.raw.error.sqlstate === '23505' && s.txn?.sx?.doomed && step.ssiHeapBeforeWait) {
       step.ssiHeapBeforeWait = undefined;
-      return ssiError(eng, s, new SsiFailure('Canceled on identification as a pivot, during conflict in checking.'));
+      return ssiError(eng, s, new SsiFailure('Canceled on identification as a pivot, during conflict in checking.'), dry.raw.error.context);
     }
     step.ssiHeapBeforeWait = undefined;
     if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
@@ -359,7 +359,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
         try {
           eng.ssi.write(s.txn.sx, [page], s.txn.savepoints.length, s.txn.xid);
         } catch (e) {
-          return ssiError(eng, s, e);
+          // Raised where the duplicate key was found: inside the function that inserted, if one did.
+          return ssiError(eng, s, e, dry.raw.error.context);
         }
     }
     // SERIALIZABLE: a foreign-key trigger fails at the end of the statement, after the scan read
