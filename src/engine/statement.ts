@@ -994,7 +994,7 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
     : restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
   if (!sql) return st;
   const rowMarks =
-    marked && target
+    marked && target && sql.includes(ROW_MARK_FUNCTIONS.row)
       ? { rowMarks: { table: target.name, origin: epq.origin ?? {}, ...(epq.waitedAt ? { waitedAt: epq.waitedAt } : {}) } }
       : {};
   // One target table, scanned in its own order: the rows can be put back where the scan met them.
