@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AFTER_MARK, orderRowNotices, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
+import { ROW_MARK_FUNCTIONS } from './pg/inject';
 import { loadParser } from './sql';
 
 beforeAll(() => loadParser());
@@ -177,5 +178,21 @@ describe('orderRowNotices', () => {
   it.each(cases)('$name', ({ notices, origin, waitedAt, expected }) => {
     const frozen = Object.freeze(notices.map((x) => Object.freeze({ ...x })));
     expect(orderRowNotices(frozen, origin, waitedAt).map((x) => x.message)).toEqual(expected);
+  });
+});
+
+describe("restrictToTuples with row marks: the quals in PostgreSQL's cost order inside the CASE", () => {
+  const marked = (where: string) => {
+    const sql = restrictToTuples(`UPDATE t SET v = 1 WHERE ${where} RETURNING v`, 'update', 't', ['(0,1)'], 700, false, ROW_MARK_FUNCTIONS);
+    return /THEN \((.*)\) AND \(t\.ctid/.exec(sql ?? '')?.[1];
+  };
+  it.each([
+    { where: 'noisy(id) AND id = 1', quals: '(id = 1) AND (noisy(id))' },
+    { where: 'f(a) AND g(b) AND a BETWEEN 1 AND 3', quals: '(a BETWEEN 1 AND 3) AND (f(a)) AND (g(b))' },
+    { where: 'EXISTS (SELECT 1 FROM u) AND k = 2', quals: '(k = 2) AND (EXISTS (SELECT 1 FROM u))' },
+    { where: 'noisy(id) OR id = 1', quals: 'noisy(id) OR id = 1' },
+    { where: 'CASE WHEN a AND b THEN f(a) ELSE true END AND k = 1', quals: '(k = 1) AND (CASE WHEN a AND b THEN f(a) ELSE true END)' },
+  ])('$where', ({ where, quals }) => {
+    expect(marked(where)).toBe(quals);
   });
 });

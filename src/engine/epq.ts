@@ -94,7 +94,11 @@ export function restrictToTuples(
   // found rows; a CASE keeps the planner from evaluating the restriction first.
   if (marks && where >= 0 && !qualified && horizon !== undefined && verb !== 'select') {
     const seen = `(${t}.xmin::text::bigint < ${Math.trunc(horizon)} OR ${restriction})`;
-    const body = `CASE WHEN ${seen} AND ${marks.row}(${t}.ctid) THEN (${slice(where, end).trim()}) AND ${restriction} AND ${marks.pass}(${t}.ctid) ELSE false END`;
+    const quals = costOrdered(
+      tokens.filter((x) => x.start >= where && x.end <= end && x.text !== ';'),
+      slice,
+    );
+    const body = `CASE WHEN ${seen} AND ${marks.row}(${t}.ctid) THEN (${quals}) AND ${restriction} AND ${marks.pass}(${t}.ctid) ELSE false END`;
     return `${slice(0, where)} ${body} ${tailSql}`.trim();
   }
   if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${tailSql}`.trim();
@@ -216,6 +220,49 @@ export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', targ
 
 function quote(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+}
+
+/**
+ * A WHERE clause's top-level AND-ed quals in the order PostgreSQL evaluates them
+ * (order_qual_clauses sorts them by cost, keeping the written order among equals): those without
+ * a function call or a subquery first. Inside the re-run's CASE the planner no longer reorders
+ * them. The clause as written when it has a top-level OR, or nothing to reorder.
+ */
+export function costOrdered(tokens: readonly SqlToken[], slice: (a: number, b: number) => string): string {
+  if (!tokens.length) return '';
+  const parts: { start: number; end: number; costly: boolean }[] = [];
+  let depth = 0;
+  let cases = 0;
+  let between = 0;
+  let start = tokens[0].start;
+  let costly = false;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i];
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') {
+      // A call (a name right before the parenthesis) or a subquery makes the qual costly.
+      if (i > 0 && /^[A-Za-z_"]/.test(tokens[i - 1].text) && !/^(AND|OR|NOT|IN|ANY|ALL|SOME|EXISTS|ARRAY|ROW)$/i.test(tokens[i - 1].text))
+        costly = true;
+      if (/^(EXISTS|IN|ANY|ALL|SOME|ARRAY)$/i.test(tokens[i - 1]?.text ?? '') || tokens[i + 1]?.text.toUpperCase() === 'SELECT')
+        costly = true;
+      depth++;
+    } else if (tok.text === ')') depth--;
+    else if (depth === 0 && word === 'CASE') cases++;
+    else if (depth === 0 && word === 'END') cases--;
+    else if (depth === 0 && cases === 0 && word === 'BETWEEN') between++;
+    else if (depth === 0 && cases === 0 && word === 'OR') return slice(tokens[0].start, tokens[tokens.length - 1].end);
+    else if (depth === 0 && cases === 0 && word === 'AND') {
+      if (between > 0) between--;
+      else {
+        parts.push({ start, end: tokens[i - 1].end, costly });
+        start = tokens[i + 1]?.start ?? tok.end;
+        costly = false;
+      }
+    }
+  }
+  parts.push({ start, end: tokens[tokens.length - 1].end, costly });
+  const ordered = [...parts.filter((p) => !p.costly), ...parts.filter((p) => p.costly)];
+  return ordered.map((p) => `(${slice(p.start, p.end)})`).join(' AND ');
 }
 
 /** The functions a row-marked re-run calls (pg/inject.ts, rowMarkSql creates them). */

@@ -402,6 +402,16 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     }
     const opened = await relationLocksBeforeError(eng, s, st);
     if (opened !== 'ok') return opened;
+    // MERGE's cardinality error comes after it changed (and waited for) the row's first match;
+    // the dry run fails at once, without the rows it locked before: said on screen when another
+    // transaction holds rows it could have waited for.
+    if (
+      dry.raw.error.sqlstate === '21000' &&
+      st.cls.kind === 'dml' &&
+      st.cls.verb === 'merge' &&
+      [...eng.sessions.values()].some((o) => o !== s && eng.rows.heldBy(o.name).length > 0)
+    )
+      approximate(eng, s, 'merge-cardinality-wait');
     step.notices.push(...unsentNotices(eng, s, dry.raw.notices, st));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);

@@ -853,6 +853,8 @@ export const en = {
       'Lockstep: this statement and another open transaction changed a table with an exclusion constraint, and one of them updated a row of it; PostgreSQL checks every new row version against the other transaction’s uncommitted ones, waits for it to end and then fails with 23P01 if it committed, while the simulator checks an inserted row against other transactions’ inserted rows only, so such a conflict is reported later (at COMMIT) or not at all.',
     'self-modified-recheck':
       'Lockstep: this statement waited for a row, and a function it calls changed again a row version the statement itself had just written; PostgreSQL’s recheck follows the waited row’s update chain to that version and fails with 27000 (“already modified by an operation triggered by the current command”) when a later command wrote it, while the simulator re-runs the statement with a new snapshot, which passes over the row, so that error is not reported.',
+    'merge-cardinality-wait':
+      'Lockstep: this MERGE failed because a target row matched more than one source row (21000) while another transaction held row locks; PostgreSQL first changes the row for the first source row, so if another transaction holds that row it waits for it to end (and rechecks the newest version) before failing, while the simulator reports the error at once.',
   } satisfies Record<ApproximationTopic, string>,
 };
 
