@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { restrictToTuples, tagOrder } from './epq';
+import { AFTER_MARK, orderRowNotices, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
+import { ROW_MARK_FUNCTIONS } from './pg/inject';
 import { loadParser } from './sql';
 
 beforeAll(() => loadParser());
@@ -103,5 +104,95 @@ describe('restrictToTuples of a locking SELECT with ORDER BY', () => {
       true,
     );
     expect(sql).not.toContain('array_position');
+  });
+});
+
+describe('orderRowNotices', () => {
+  const n = (message: string) => ({ sqlstate: '00000', message });
+  const row = (c: string) => n(`${ROW_MARK} ${c}`);
+  const pass = (c: string) => n(`${ROW_PASS} ${c}`);
+  const after = (level: 'row' | 'statement') => n(`${AFTER_MARK} ${level}`);
+  const cases: {
+    name: string;
+    notices: { sqlstate: string; message: string }[];
+    origin: Record<string, string>;
+    waitedAt?: string;
+    expected: string[];
+  }[] = [
+    {
+      name: 'the followed row goes back where the scan met it; its AFTER event first',
+      notices: [
+        n('stmt before'),
+        row('(0,2)'),
+        n('b: f'),
+        row('(0,3)'),
+        n('c: t'),
+        pass('(0,3)'),
+        row('(0,4)'),
+        n('a: t'),
+        pass('(0,4)'),
+        n('before a'),
+        after('row'),
+        n('after c'),
+        after('row'),
+        n('after a'),
+        after('statement'),
+        n('stmt after'),
+      ],
+      origin: { '(0,4)': '(0,1)' },
+      waitedAt: '(0,1)',
+      expected: ['a: t', 'before a', 'b: f', 'c: t', 'after a', 'after c', 'stmt after'],
+    },
+    {
+      name: 'rows before the waited one raised their notices before the wait',
+      notices: [
+        row('(0,1)'),
+        n('a: t'),
+        pass('(0,1)'),
+        row('(0,2)'),
+        n('b: t'),
+        pass('(0,2)'),
+        after('row'),
+        n('after a'),
+        after('row'),
+        n('after b'),
+      ],
+      origin: {},
+      waitedAt: '(0,2)',
+      expected: ['b: t', 'after a', 'after b'],
+    },
+    {
+      name: 'without a waited row everything stays, prefix included',
+      notices: [n('first'), row('(0,2)'), n('b'), row('(0,1)'), n('a')],
+      origin: {},
+      expected: ['first', 'a', 'b'],
+    },
+    {
+      name: 'a run without row marks is returned as it is, AFTER marks out',
+      notices: [n('x'), after('statement'), n('y')],
+      origin: {},
+      waitedAt: '(0,1)',
+      expected: ['x', 'y'],
+    },
+  ];
+  it.each(cases)('$name', ({ notices, origin, waitedAt, expected }) => {
+    const frozen = Object.freeze(notices.map((x) => Object.freeze({ ...x })));
+    expect(orderRowNotices(frozen, origin, waitedAt).map((x) => x.message)).toEqual(expected);
+  });
+});
+
+describe("restrictToTuples with row marks: the quals in PostgreSQL's cost order inside the CASE", () => {
+  const marked = (where: string) => {
+    const sql = restrictToTuples(`UPDATE t SET v = 1 WHERE ${where} RETURNING v`, 'update', 't', ['(0,1)'], 700, false, ROW_MARK_FUNCTIONS);
+    return /THEN \((.*)\) AND \(t\.ctid/.exec(sql ?? '')?.[1];
+  };
+  it.each([
+    { where: 'noisy(id) AND id = 1', quals: '(id = 1) AND (noisy(id))' },
+    { where: 'f(a) AND g(b) AND a BETWEEN 1 AND 3', quals: '(a BETWEEN 1 AND 3) AND (f(a)) AND (g(b))' },
+    { where: 'EXISTS (SELECT 1 FROM u) AND k = 2', quals: '(k = 2) AND (EXISTS (SELECT 1 FROM u))' },
+    { where: 'noisy(id) OR id = 1', quals: 'noisy(id) OR id = 1' },
+    { where: 'CASE WHEN a AND b THEN f(a) ELSE true END AND k = 1', quals: '(k = 1) AND (CASE WHEN a AND b THEN f(a) ELSE true END)' },
+  ])('$where', ({ where, quals }) => {
+    expect(marked(where)).toBe(quals);
   });
 });

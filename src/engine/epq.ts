@@ -21,6 +21,7 @@ export function restrictToTuples(
   ctids: string[],
   horizon?: number,
   ordered = false,
+  marks?: RowMarkFunctions,
 ): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
@@ -86,6 +87,20 @@ export function restrictToTuples(
       : ordered && limited
         ? `ORDER BY pg_catalog.array_position(${list}, ${t}.ctid), ${t}.ctid ${slice(end, bytes.length)}`
         : slice(end, bytes.length);
+  // Row marks (an UPDATE or DELETE whose quals or triggers raise notices): PostgreSQL's scan goes
+  // on after the wait over the rows its snapshot saw, evaluating their quals (and raising their
+  // notices) even where they do not match. The re-run evaluates the quals of every row older than
+  // the statement (`horizon`) or found, marks each row's notices with its ctid, and keeps only the
+  // found rows; a CASE keeps the planner from evaluating the restriction first.
+  if (marks && where >= 0 && !qualified && horizon !== undefined && verb !== 'select') {
+    const seen = `(${t}.xmin::text::bigint < ${Math.trunc(horizon)} OR ${restriction})`;
+    const quals = costOrdered(
+      tokens.filter((x) => x.start >= where && x.end <= end && x.text !== ';'),
+      slice,
+    );
+    const body = `CASE WHEN ${seen} AND ${marks.row}(${t}.ctid) THEN (${quals}) AND ${restriction} AND ${marks.pass}(${t}.ctid) ELSE false END`;
+    return `${slice(0, where)} ${body} ${tailSql}`.trim();
+  }
   if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND ${restriction} ${tailSql}`.trim();
   return `${slice(0, end).trimEnd()} WHERE ${restriction} ${tailSql}`.trim();
 }
@@ -205,4 +220,120 @@ export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', targ
 
 function quote(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : '"' + s.replace(/"/g, '""') + '"';
+}
+
+/**
+ * A WHERE clause's top-level AND-ed quals in the order PostgreSQL evaluates them
+ * (order_qual_clauses sorts them by cost, keeping the written order among equals): those without
+ * a function call or a subquery first. Inside the re-run's CASE the planner no longer reorders
+ * them. The clause as written when it has a top-level OR, or nothing to reorder.
+ */
+export function costOrdered(tokens: readonly SqlToken[], slice: (a: number, b: number) => string): string {
+  if (!tokens.length) return '';
+  const parts: { start: number; end: number; costly: boolean }[] = [];
+  let depth = 0;
+  let cases = 0;
+  let between = 0;
+  let start = tokens[0].start;
+  let costly = false;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i];
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') {
+      // A call (a name right before the parenthesis) or a subquery makes the qual costly.
+      if (i > 0 && /^[A-Za-z_"]/.test(tokens[i - 1].text) && !/^(AND|OR|NOT|IN|ANY|ALL|SOME|EXISTS|ARRAY|ROW)$/i.test(tokens[i - 1].text))
+        costly = true;
+      if (/^(EXISTS|IN|ANY|ALL|SOME|ARRAY)$/i.test(tokens[i - 1]?.text ?? '') || tokens[i + 1]?.text.toUpperCase() === 'SELECT')
+        costly = true;
+      depth++;
+    } else if (tok.text === ')') depth--;
+    else if (depth === 0 && word === 'CASE') cases++;
+    else if (depth === 0 && word === 'END') cases--;
+    else if (depth === 0 && cases === 0 && word === 'BETWEEN') between++;
+    else if (depth === 0 && cases === 0 && word === 'OR') return slice(tokens[0].start, tokens[tokens.length - 1].end);
+    else if (depth === 0 && cases === 0 && word === 'AND') {
+      if (between > 0) between--;
+      else {
+        parts.push({ start, end: tokens[i - 1].end, costly });
+        start = tokens[i + 1]?.start ?? tok.end;
+        costly = false;
+      }
+    }
+  }
+  parts.push({ start, end: tokens[tokens.length - 1].end, costly });
+  const ordered = [...parts.filter((p) => !p.costly), ...parts.filter((p) => p.costly)];
+  return ordered.map((p) => `(${slice(p.start, p.end)})`).join(' AND ');
+}
+
+/** The functions a row-marked re-run calls (pg/inject.ts, rowMarkSql creates them). */
+export interface RowMarkFunctions {
+  /** Sends the row's marker notice, before its quals run; returns true. */
+  row: string;
+  /** Sends the marker of a row that passed its quals (the statement changes it); returns true. */
+  pass: string;
+}
+
+/** The notice texts of a row-marked re-run: a row's start, its passing the quals, an AFTER event's start. */
+export const ROW_MARK = 'lockstep-row-mark';
+export const ROW_PASS = 'lockstep-row-pass';
+export const AFTER_MARK = 'lockstep-after-mark';
+
+/** A notice as the re-run's markers need it. */
+interface Notice {
+  sqlstate?: string;
+  message: string;
+}
+
+const markOf = (n: Notice, mark: string): string | undefined =>
+  n.sqlstate === '00000' && n.message.startsWith(`${mark} `) ? n.message.slice(mark.length + 1) : undefined;
+
+const tidRank = (c: string): [number, number] => {
+  const [b, o] = c.slice(1, -1).split(',').map(Number);
+  return [b, o];
+};
+
+/**
+ * A row-marked re-run's notices in the order PostgreSQL's scan raises them. The re-run meets the
+ * newest version of a row the statement waited for where it now lies; PostgreSQL meets it where
+ * its scan met the old one (`origin` maps a newest version's ctid to the one the scan found), and
+ * its AFTER ROW triggers fire in the order the rows changed. Before the wait the scan had raised
+ * what came before the row it waited for (`waitedAt`, a found ctid), and those notices were sent
+ * then: they are left out. Markers come out; a run without them is returned as it is.
+ */
+export function orderRowNotices<N extends Notice>(notices: readonly N[], origin: Readonly<Record<string, string>>, waitedAt?: string): N[] {
+  if (!notices.some((n) => markOf(n, ROW_MARK) !== undefined)) return notices.filter((n) => markOf(n, AFTER_MARK) === undefined);
+  const prefix: N[] = [];
+  const rows: { at: string; passed: boolean; items: N[] }[] = [];
+  const events: { row: boolean; items: N[] }[] = [];
+  for (const n of notices) {
+    const row = markOf(n, ROW_MARK);
+    const after = markOf(n, AFTER_MARK);
+    if (after !== undefined) events.push({ row: after === 'row', items: [] });
+    else if (events.length) events[events.length - 1].items.push(n);
+    else if (row !== undefined) rows.push({ at: origin[row] ?? row, passed: false, items: [] });
+    else if (markOf(n, ROW_PASS) !== undefined) {
+      if (rows.length) rows[rows.length - 1].passed = true;
+    } else if (rows.length) rows[rows.length - 1].items.push(n);
+    else prefix.push(n);
+  }
+  const cmp = (a: string, b: string) => {
+    const [ab, ao] = tidRank(a);
+    const [bb, bo] = tidRank(b);
+    return ab - bb || ao - bo;
+  };
+  // Each AFTER ROW event belongs to the k-th row the re-run changed.
+  const changed = rows.filter((r) => r.passed);
+  const rowEvents = events.filter((e) => e.row);
+  const byRow = new Map<string, N[][]>();
+  if (rowEvents.length === changed.length)
+    rowEvents.forEach((e, k) => byRow.set(changed[k].at, [...(byRow.get(changed[k].at) ?? []), e.items]));
+  const sorted = rows.map((r, i) => ({ r, i })).sort((a, b) => cmp(a.r.at, b.r.at) || a.i - b.i);
+  const kept = waitedAt === undefined ? sorted : sorted.filter(({ r }) => cmp(r.at, waitedAt) >= 0);
+  const out: N[] = waitedAt === undefined ? [...prefix] : [];
+  for (const { r } of kept) out.push(...r.items);
+  if (byRow.size) {
+    for (const { r } of sorted) for (const items of byRow.get(r.at)?.splice(0, 1) ?? []) out.push(...items);
+    for (const e of events) if (!e.row) out.push(...e.items);
+  } else for (const e of events) out.push(...e.items);
+  return out;
 }

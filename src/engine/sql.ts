@@ -65,6 +65,8 @@ export type Classified =
       mentionsDiagnostics: boolean;
       /** A top-level SELECT with a locking clause and no data-modifying WITH: it can run as a cursor, row by row. */
       lockingSelect: boolean;
+      /** DROP INDEX: the indexes it names (each locked right after its table, before the table's partitions). */
+      droppedIndexes?: string[];
       /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
       target?: { relname: string; ref: string };
       /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
@@ -167,6 +169,12 @@ export interface ParsedStatement {
   cls: Classified;
   /** An EvalPlanQual re-run that returns one more column, last: the found version's ctid (epq.ts, tagOrder). */
   orderTag?: boolean;
+  /**
+   * An EvalPlanQual re-run whose rows' notices are marked (epq.ts, restrictToTuples): the table
+   * the marker triggers go on, the first scan's ctid of each followed row's newest version, and
+   * the found row the statement last waited for.
+   */
+  rowMarks?: { table: string; origin: Record<string, string>; waitedAt?: string };
 }
 
 /** Thrown when the text does not parse; the engine then lets PostgreSQL word the error. */
@@ -451,8 +459,10 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     }
   }
   const lockingSublink = lockingSublinkOf(type, body);
+  const droppedIndexes = type === 'DropStmt' && body.removeType === 'OBJECT_INDEX' ? droppedNames(body.objects) : [];
   return {
     lockingSelect,
+    ...(droppedIndexes.length ? { droppedIndexes } : {}),
     ...(target ? { target } : {}),
     ...(lockingCte ? { lockingCte } : {}),
     ...(lockingSublink ? { lockingSublink } : {}),
@@ -468,6 +478,16 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     mentionsAdvisory: lower.includes('advisory'),
     mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid|pg_cancel_backend|pg_terminate_backend/.test(lower),
   };
+}
+
+/** The last name of each qualified name in a DROP statement's object list. */
+function droppedNames(objects: unknown): string[] {
+  if (!Array.isArray(objects)) return [];
+  return objects.flatMap((o) => {
+    const items = (o as { List?: { items?: { String?: { sval?: string } }[] } }).List?.items ?? [];
+    const last = items.at(-1)?.String?.sval;
+    return last ? [last] : [];
+  });
 }
 
 /**

@@ -117,6 +117,8 @@ export interface RunningStep {
   sawUpdaters?: { session: string; vxid: string }[];
   /** SERIALIZABLE: the current statement's reads and writes were checked before it waited in a foreign-key check. */
   ssiBeforeWait?: boolean;
+  /** An INSERT about to wait on a duplicate key applied its table's SSI writes before the wait (heap_insert). */
+  ssiHeapBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
   rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
@@ -137,6 +139,12 @@ export interface RunningStep {
     children?: number[];
     /** `ctids` are exactly the rows the scan locked, in the order it locked them (none was held before). */
     ordered?: boolean;
+    /** The first scan's ctid of each found row whose newest version a committed update made (by that version's key). */
+    origin?: Record<string, string>;
+    /** The found row (the first scan's ctid) the statement last waited for. */
+    waitedAt?: string;
+    /** An UPDATE's or DELETE's first run's transaction id: row versions older than it are those its scan saw. */
+    seenBefore?: number;
   };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;

@@ -16,7 +16,7 @@ import {
 } from './initPlans';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
-import { keepSessionAdvisory, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
+import { keepSessionAdvisory, keyOwner, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
 import { conflicts } from './model/locks/modes';
@@ -45,7 +45,7 @@ import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, refe
 import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
-import { insertMarkSql, markCount, noticesBeforeMark, waitMarkSql } from './pg/inject';
+import { insertMarkSql, markCount, noticesBeforeMark, ROW_MARK_FUNCTIONS, waitMarkSql } from './pg/inject';
 import type { TupleId } from './model/rowlocks';
 import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
@@ -347,13 +347,20 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     }
     // SERIALIZABLE: before reporting a duplicate key, _bt_check_unique checks the index page for
     // rw-conflicts in, so that a serialization failure is not masked by the unique violation.
+    // A doomed transaction's write fails first, in heap_insert's CheckForSerializableConflictIn.
+    if (dry.raw.error.sqlstate === '23505' && s.txn?.sx?.doomed && step.ssiHeapBeforeWait) {
+      step.ssiHeapBeforeWait = undefined;
+      return ssiError(eng, s, new SsiFailure('Canceled on identification as a pivot, during conflict in checking.'), dry.raw.error.context);
+    }
+    step.ssiHeapBeforeWait = undefined;
     if (dry.raw.error.sqlstate === '23505' && s.txn?.sx && !s.txn.sx.doomed) {
       const page = await uniqueIndexPage(eng, /unique constraint "((?:[^"]|"")+)"/.exec(dry.raw.error.message)?.[1]?.replace(/""/g, '"'));
       if (page)
         try {
           eng.ssi.write(s.txn.sx, [page], s.txn.savepoints.length, s.txn.xid);
         } catch (e) {
-          return ssiError(eng, s, e);
+          // Raised where the duplicate key was found: inside the function that inserted, if one did.
+          return ssiError(eng, s, e, dry.raw.error.context);
         }
     }
     // SERIALIZABLE: a foreign-key trigger fails at the end of the statement, after the scan read
@@ -400,7 +407,17 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     }
     const opened = await relationLocksBeforeError(eng, s, st);
     if (opened !== 'ok') return opened;
-    step.notices.push(...unsentNotices(eng, s, dry.raw.notices));
+    // MERGE's cardinality error comes after it changed (and waited for) the row's first match;
+    // the dry run fails at once, without the rows it locked before: said on screen when another
+    // transaction holds rows it could have waited for.
+    if (
+      dry.raw.error.sqlstate === '21000' &&
+      st.cls.kind === 'dml' &&
+      st.cls.verb === 'merge' &&
+      [...eng.sessions.values()].some((o) => o !== s && eng.rows.heldBy(o.name).length > 0)
+    )
+      approximate(eng, s, 'merge-cardinality-wait');
+    step.notices.push(...unsentNotices(eng, s, dry.raw.notices, st));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
     abortTxnState(eng, s, true);
@@ -450,6 +467,27 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       }
     }
     if (inCheck) step.ssiBeforeWait = true;
+  }
+  // heap_insert checks the table for rw-conflicts in before the row's unique index entry is
+  // checked: an INSERT that will wait on another transaction's duplicate key has written (for
+  // SSI) before the wait, so that transaction's commit can doom it (read-write-unique).
+  if (
+    sx &&
+    !step.ssiHeapBeforeWait &&
+    dry.ssi?.writes.length &&
+    st.cls.kind === 'dml' &&
+    st.cls.verb === 'insert' &&
+    !st.cls.onConflict &&
+    dry.plan.some((p) => p.kind === 'key' && keyOwner(eng, s, p.index, p.key))
+  ) {
+    const heap = dry.ssi.writes.filter((w) => w.kind !== 'index');
+    if (dry.assignsXid) currentXid(eng, s);
+    try {
+      eng.ssi.write(sx, heap, s.txn!.savepoints.length, s.txn!.xid);
+    } catch (e) {
+      return ssiError(eng, s, e);
+    }
+    step.ssiHeapBeforeWait = true;
   }
   let outcome: 'ok' | 'error' | 'wait' | undefined;
   if (st.cls.kind === 'dml' && st.cls.waitPolicy === 'skip' && hasRowConflicts(eng, s, dry.plan)) {
@@ -538,8 +576,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
         ...(scope.children ? { children: scope.children } : {}),
         ...(horizon !== undefined ? { horizon } : {}),
         ...(ordered ? { ordered } : {}),
+        ...(st.cls.verb !== 'select' && dry.horizon !== undefined ? { seenBefore: dry.horizon } : {}),
       };
     }
+  }
+  // The found row the statement waits for: before the wait its scan raised the notices of the rows before it.
+  const waitedTuple = step.wait?.tuple ?? (step.wait?.tag.type === 'tuple' ? step.wait.tag : undefined);
+  if (outcome === 'wait' && rowWait && step.epq && waitedTuple && epqCovers(step.epq, waitedTuple.oid) && !step.epq.children) {
+    const key = epqKey(step.epq, { oid: waitedTuple.oid, block: waitedTuple.block, offset: waitedTuple.offset });
+    step.epq.waitedAt = step.epq.origin?.[key] ?? key;
   }
   // Notices raised before a row wait reach the client at once in PostgreSQL (after the snapshot
   // export above, which must follow the dry run directly).
@@ -549,7 +594,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     else approximate(eng, s, 'notices-wait');
   }
   if (outcome !== 'ok') return outcome;
-  const notices = unsentNotices(eng, s, dry.raw.notices);
+  const notices = unsentNotices(eng, s, dry.raw.notices, st);
   step.epq = undefined;
   step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
@@ -559,12 +604,15 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   const txn = s.txn!;
   const writtenBeforeWait = step.ssiBeforeWait;
   step.ssiBeforeWait = undefined;
+  const heapBeforeWait = step.ssiHeapBeforeWait;
+  step.ssiHeapBeforeWait = undefined;
   if (sx && dry.ssi?.writes.length && !writtenBeforeWait) {
     // Writes check the other transactions' SIREAD locks once the rows are theirs (heap_update after the wait).
     if (dry.assignsXid) currentXid(eng, s);
     let at: SsiWrite | undefined;
     try {
       for (const w of dry.ssi.writes) {
+        if (heapBeforeWait && w.kind !== 'index') continue;
         at = w;
         eng.ssi.write(sx, [w], txn.savepoints.length, txn.xid);
       }
@@ -974,14 +1022,30 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   if (!st.cls.target) return st;
   const verb = st.cls.verb;
   if (verb !== 'select' && verb !== 'update' && verb !== 'delete') return st;
-  const sql = restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+  // An UPDATE or DELETE whose quals call a user's function or whose table has triggers can raise
+  // notices for each row it scans: its rows' notices are marked and put in the scan's order.
+  const target = eng.catalog.find((c) => c.oid === epq.oid);
+  const marked =
+    verb !== 'select' &&
+    epq.seenBefore !== undefined &&
+    !epq.children &&
+    !st.cls.currentOf &&
+    st.cls.relations.length === 1 &&
+    (target?.triggersOrRules || calledFunctionNames(st.sql).length > 0);
+  const sql = marked
+    ? restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.seenBefore, false, ROW_MARK_FUNCTIONS)
+    : restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
   if (!sql) return st;
+  const rowMarks =
+    marked && target && sql.includes(ROW_MARK_FUNCTIONS.row)
+      ? { rowMarks: { table: target.name, origin: epq.origin ?? {}, ...(epq.waitedAt ? { waitedAt: epq.waitedAt } : {}) } }
+      : {};
   // One target table, scanned in its own order: the rows can be put back where the scan met them.
   const tagged =
     st.cls.relations.length === 1 && !st.cls.currentOf && st.cls.waitPolicy !== 'skip'
       ? tagOrder(sql, verb, st.cls.target.ref, epq.children !== undefined)
       : null;
-  return tagged ? { sql: tagged, cls: st.cls, orderTag: true } : { sql, cls: st.cls };
+  return tagged ? { sql: tagged, cls: st.cls, orderTag: true, ...rowMarks } : { sql, cls: st.cls, ...rowMarks };
 }
 
 /**
@@ -1035,9 +1099,11 @@ function sendBeforeWait(s: Sess, before: readonly PgMessage[]): void {
  * block's earlier RAISE); but PostgreSQL's recheck of the waited row's newest version raises its
  * quals' notices again, and the re-run cannot tell those apart: said on screen.
  */
-function unsentNotices(eng: EngineContext, s: Sess, notices: readonly PgMessage[]): PgMessage[] {
+function unsentNotices(eng: EngineContext, s: Sess, notices: readonly PgMessage[], st?: ParsedStatement): PgMessage[] {
   const sent = s.step?.sentBeforeWait;
   if (!sent?.length) return [...notices];
+  // A row-marked re-run's notices are already those raised after the wait (orderRowNotices).
+  if (st?.rowMarks?.waitedAt !== undefined) return [...notices];
   if (s.step?.stmtSnapshot?.fresh) approximate(eng, s, 'notices-wait');
   return startsWith(notices, sent) ? notices.slice(sent.length) : [...notices];
 }

@@ -70,6 +70,7 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
         epq.ctids = epq.ctids.map((c) => (c === oldKey ? curKey : c));
         epq.followed = [...(epq.followed ?? []).filter((c) => c !== oldKey), curKey];
         if (epq.modes?.[oldKey]) epq.modes = { ...epq.modes, [curKey]: epq.modes[oldKey] };
+        epq.origin = { ...epq.origin, [curKey]: epq.origin?.[oldKey] ?? oldKey };
       }
     }
     for (const other of eng.sessions.values()) {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanItem } from './facts';
-import { inProcessingOrder } from './plan';
+import { buildPlan, inProcessingOrder } from './plan';
+import { newModelState } from '../state';
+import type { ParsedStatement } from '../sql';
 
 const row = (relation: string, offset: number): PlanItem => ({
   kind: 'row',
@@ -47,5 +49,54 @@ describe('inProcessingOrder: an upsert takes its rows in the order it created th
       'key log (k)=(7)',
       'key kv (k)=(2)',
     ]);
+  });
+});
+
+describe('buildPlan: DROP INDEX locks the index right after its table', () => {
+  const rel = (oid: number, name: string, table: string, isIndex = false) => ({
+    oid,
+    name,
+    mode: 'AccessExclusiveLock' as const,
+    isIndex,
+    table,
+  });
+  const sample = (relations: ReturnType<typeof rel>[]) => ({ relations, advisory: [], xids: new Set<number>(), predicate: [] });
+  const st = (droppedIndexes?: string[]) =>
+    ({
+      sql: '',
+      cls: {
+        kind: 'dml',
+        waitPolicy: 'block',
+        lockNowait: false,
+        relations: [],
+        verb: 'other',
+        mentionsAdvisory: false,
+        mentionsDiagnostics: false,
+        lockingSelect: false,
+        ...(droppedIndexes ? { droppedIndexes } : {}),
+      },
+    }) as ParsedStatement;
+  const after = sample([
+    rel(10, 'events', 'events'),
+    rel(11, 'events_a', 'events_a'),
+    rel(12, 'events_b', 'events_b'),
+    rel(20, 'events_id_idx', 'events', true),
+    rel(21, 'events_a_id_idx', 'events_a', true),
+  ]);
+  const order = (s: ParsedStatement) =>
+    buildPlan(newModelState(), s, sample([]), after, []).map((p) => (p.kind === 'rel' ? p.name : p.kind));
+  it.each([
+    {
+      name: 'the named index follows its table, before the partitions',
+      droppedIndexes: ['events_id_idx'],
+      expected: ['events', 'events_id_idx', 'events_a', 'events_b', 'events_a_id_idx'],
+    },
+    {
+      name: 'any other statement locks indexes after every table',
+      droppedIndexes: undefined,
+      expected: ['events', 'events_a', 'events_b', 'events_id_idx', 'events_a_id_idx'],
+    },
+  ])('$name', ({ droppedIndexes, expected }) => {
+    expect(order(st(droppedIndexes))).toEqual(expected);
   });
 });

@@ -33,6 +33,15 @@ export function buildPlan(
         a.oid - b.oid ||
         lockModeNumber(b.mode) - lockModeNumber(a.mode),
     );
+  // DROP INDEX locks the index's table, then the index, and only then (a partitioned index) the
+  // table's partitions (RangeVarCallbackForDropRelation, then RemoveRelations' find_all_inheritors).
+  const dropped = st.cls.kind === 'dml' ? (st.cls.droppedIndexes ?? []) : [];
+  for (const r of rels.filter((x) => x.isIndex && dropped.includes(x.name))) {
+    const at = rels.findIndex((x) => !x.isIndex && x.name === r.table);
+    if (at < 0) continue;
+    rels.splice(rels.indexOf(r), 1);
+    rels.splice(at + 1, 0, r);
+  }
   const plan: PlanItem[] = rels.map((r) => ({
     kind: 'rel',
     tag: { type: 'relation', relation: r.name, oid: r.oid },

@@ -30,7 +30,8 @@ import {
 } from './replay';
 import { takeSignals } from './diagnostics';
 import { exclusionKeys } from './exclusion';
-import { injectionSql, takeInjectionMarkers } from './inject';
+import { injectionSql, rowMarkSql, takeInjectionMarkers } from './inject';
+import { orderRowNotices } from '../epq';
 import { shadowSql } from './shadows';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
@@ -147,6 +148,12 @@ export async function dryRunInner(
     shadow.sql = `${prelude.sql}${shadow.sql}`;
     shadow.count += prelude.count;
   }
+  // A row-marked EvalPlanQual re-run's marker functions and triggers (inject.ts, rowMarkSql).
+  if (st.rowMarks) {
+    const marks = rowMarkSql(st.rowMarks.table, (n) => relSql(eng, n));
+    shadow.sql = `${marks.sql}${shadow.sql}`;
+    shadow.count += marks.count;
+  }
   // Errors an EXCEPTION block of the statement caught while it waited are raised again where they were (inject.ts).
   const injections = s.step?.injected ?? [];
   if (injections.length) {
@@ -227,6 +234,7 @@ export async function dryRunInner(
   } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
   const signals = st.cls.kind === 'dml' && st.cls.mentionsDiagnostics ? takeSignals(raw) : [];
   const injectedFired = injections.length ? takeInjectionMarkers(raw) : 0;
+  if (st.rowMarks) raw.notices = orderRowNotices(raw.notices, st.rowMarks.origin, st.rowMarks.waitedAt);
   // A statement replayed as SQL (a DO block) whose block caught an error would take the other
   // path when replayed later, once the row it waited for has changed: its effects are kept as
   // row images instead.

@@ -15,6 +15,7 @@
 import type { Injection } from '../model/log';
 import type { TupleId } from '../model/rowlocks';
 import type { PgMessage, RawResult } from '../types';
+import { AFTER_MARK, ROW_MARK, ROW_PASS, type RowMarkFunctions } from '../epq';
 import { INTERNAL_SCHEMA } from './names';
 import { ident, literal } from './replay';
 
@@ -144,4 +145,36 @@ ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger};
 /** How many wait markers a marked dry run sent. */
 export function markCount(notices: readonly PgMessage[]): number {
   return notices.filter(isMark).length;
+}
+
+/** The functions a row-marked EvalPlanQual re-run calls (epq.ts, restrictToTuples). */
+export const ROW_MARK_FUNCTIONS: RowMarkFunctions = { row: `${INTERNAL_SCHEMA}.row_mark`, pass: `${INTERNAL_SCHEMA}.row_pass` };
+
+/**
+ * SQL run inside a dry run (rolled back with it) for a row-marked re-run of an UPDATE or DELETE
+ * on `table`: the marker functions its WHERE clause calls, and AFTER triggers named to fire
+ * before every other that mark where each AFTER event (and the statement's) begins.
+ */
+export function rowMarkSql(table: string, rel: (name: string) => string = ident): { sql: string; count: number } {
+  const t = rel(table);
+  const fn = (name: string, mark: string) =>
+    `CREATE FUNCTION ${INTERNAL_SCHEMA}.${name}(tid) RETURNS boolean LANGUAGE plpgsql VOLATILE SET client_min_messages = notice AS $lockstep$
+BEGIN
+  RAISE NOTICE '${mark} %', $1;
+  RETURN true;
+END $lockstep$;
+`;
+  return {
+    sql: `${fn('row_mark', ROW_MARK)}${fn('row_pass', ROW_PASS)}CREATE FUNCTION ${INTERNAL_SCHEMA}.after_mark() RETURNS trigger LANGUAGE plpgsql SET client_min_messages = notice AS $lockstep$
+BEGIN
+  RAISE NOTICE '${AFTER_MARK} %', pg_catalog.lower(TG_LEVEL);
+  RETURN NULL;
+END $lockstep$;
+CREATE TRIGGER "  lockstep_after_row" AFTER INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION ${INTERNAL_SCHEMA}.after_mark();
+ALTER TABLE ${t} ENABLE ALWAYS TRIGGER "  lockstep_after_row";
+CREATE TRIGGER "  lockstep_after_stmt" AFTER INSERT OR UPDATE OR DELETE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION ${INTERNAL_SCHEMA}.after_mark();
+ALTER TABLE ${t} ENABLE ALWAYS TRIGGER "  lockstep_after_stmt";
+`,
+    count: 7,
+  };
 }
