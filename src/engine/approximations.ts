@@ -100,16 +100,18 @@ export function asksDeferrable(sql: string): boolean {
 }
 
 /**
- * The relations an `EXPLAIN (FORMAT JSON)` plan reads through an ordered index scan (Index Scan,
- * Index Only Scan): rows come in index order there, not in the physical order of a sequential
- * or bitmap scan.
+ * The relations an `EXPLAIN (FORMAT JSON)` plan reads through an index: rows come in index order
+ * (Index Scan, Index Only Scan) or in the order of the heap places the index entries point to
+ * (Bitmap Heap Scan: a HOT-updated row at its chain's root, where it was first inserted), not
+ * in the order of the row versions' own places, as a sequential scan meets them.
  */
 export function indexOrderedRelations(planJson: string | null | undefined): Set<string> {
   const out = new Set<string>();
   if (!planJson) return out;
   const walk = (node: Record<string, unknown>) => {
     const type = node['Node Type'];
-    if ((type === 'Index Scan' || type === 'Index Only Scan') && typeof node['Relation Name'] === 'string') out.add(node['Relation Name']);
+    if ((type === 'Index Scan' || type === 'Index Only Scan' || type === 'Bitmap Heap Scan') && typeof node['Relation Name'] === 'string')
+      out.add(node['Relation Name']);
     for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   try {

@@ -147,7 +147,10 @@ export function walkPlan(
             txn.held.push({ tag: ttag, mode: tmode, depth });
           } else return handleAcquire(eng, s, r, ttag, tmode);
         }
-        const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+        // A row another statement kind changes (a data-modifying CTE's, a function's or a
+        // trigger's UPDATE or DELETE) waits in heap_update / heap_delete too.
+        const changes = item.mode === 'NoKeyUpdate' || item.mode === 'Update' ? (item.deletes ? 'delete' : 'update') : 'lock';
+        const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : changes;
         // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
         // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
         const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');

@@ -4,6 +4,7 @@
  */
 import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
+import { indexOrderedRelations } from '../approximations';
 import type { CatalogTable, DryRun, LockSample, PlanItem } from '../model/facts';
 import type { LockMode, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
@@ -108,6 +109,35 @@ function stagedPartialLocks(o: Sess): string {
         `SELECT ctid FROM ONLY ${ident(r.tuple.relation)} WHERE ctid = '(${r.tuple.block},${r.tuple.offset})'::tid ${lockClause(r.mode)} SKIP LOCKED;\n`,
     )
     .join('');
+}
+
+/**
+ * Whether the statement is a multi-row UPDATE whose plan reads its target through an index
+ * (`id IN (…)` on the primary key: a Bitmap Heap Scan or an Index Scan with `id = ANY (…)`): it
+ * locks and updates the rows in the order the index leads to them (a HOT-updated row at its
+ * chain's root), not in the order of the versions' own places, which the tuple-header scan
+ * lists them in. Its new versions go onto the heap in the order it processed the rows, so
+ * inProcessingOrder finds it.
+ */
+export async function updatesInIndexOrder(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<boolean> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || cls.verb !== 'update' || !cls.target || cls.onConflict) return false;
+  return (await scansInIndexOrder(eng, s, st, plan)) ?? false;
+}
+
+/**
+ * Whether an UPDATE's or DELETE's plan reads its target, of which it locks two rows or more,
+ * through an index (indexOrderedRelations); undefined for other statements.
+ */
+export async function scansInIndexOrder(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<boolean | undefined> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target) return undefined;
+  if (plan.filter((p) => p.kind === 'row' && p.tuple.relation === cls.target!.relname).length < 2) return undefined;
+  // The session's settings (enable_seqscan, …) choose the plan too; the block undoes them.
+  const r = await eng.ex.run(`BEGIN;\n${gucSql(eng, s)}EXPLAIN (FORMAT JSON) ${st.sql}`);
+  await eng.ex.run('ROLLBACK');
+  const explained = r.error ? undefined : r.results[1 + gucCount(eng, s)]?.rows?.[0]?.[0];
+  return indexOrderedRelations(explained).has(cls.target.relname);
 }
 
 /**
@@ -351,6 +381,7 @@ export async function dryRunInner(
     inserted.push(...excl.own);
   }
   if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
+  else if (!raw.error && (await updatesInIndexOrder(eng, s, st, plan))) plan = inProcessingOrder(plan, created);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';
