@@ -91,6 +91,35 @@ export function walkPlan(
         if (eng.rows.covers(item.tuple, s.name, item.mode)) continue;
         const conflicting = eng.rows.conflicting(item.tuple, item.mode, s.name);
         if (!conflicting.length) {
+          // heap_lock_tuple's FOR SHARE skips the sleep only when the infomask shows no exclusive
+          // lock: a multixact whose bits still say exclusive (its FOR UPDATE member rolled back to
+          // a savepoint) makes it take the tuple lock first, behind a waiter that holds it, and
+          // NOWAIT fails there. A transaction already holding a lock on the row skips the tuple lock.
+          const ttag: LockTag = {
+            type: 'tuple',
+            relation: item.tuple.relation,
+            oid: item.tuple.oid,
+            block: item.tuple.block,
+            offset: item.tuple.offset,
+          };
+          if (
+            item.mode === 'ForShare' &&
+            eng.rows.multiExclusive(item.tuple) &&
+            eng.rows.heldMode(item.tuple, s.name) === undefined &&
+            !step.tupleLocks.some((t) => sameTag(t, ttag))
+          ) {
+            const tmode = tupleLockMode(item.mode);
+            const r = eng.lm.acquire(s.proc, ttag, tmode, { dontWait: cls?.waitPolicy === 'nowait' });
+            if (r.status === 'unavailable') {
+              logRowNowait(eng, s, item.tuple, item.mode, 0);
+              step.error = PG.rowNowait(item.tuple.relation);
+              abortTxnState(eng, s, true);
+              return 'error';
+            }
+            if (r.status !== 'granted') return handleAcquire(eng, s, r, ttag, tmode);
+            step.tupleLocks.push(ttag);
+            txn.held.push({ tag: ttag, mode: tmode, depth });
+          }
           // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
           eng.rows.add(item.tuple, s.name, item.mode, depth, currentXid(eng, s));
           (step.rowsBeforeWait ??= []).push({ tuple: item.tuple, mode: item.mode });
