@@ -820,6 +820,18 @@ function drawStatement(rng: Rng, si: number, n: number, features: readonly Featu
   switch (tag) {
     case 'update-nonkey':
     case 'in-list': {
+      if (tag === 'in-list' && rng.chance(0.3)) {
+        // A bitmap scan meets the rows at their HOT chains' roots: queue's and child's are
+        // never key-updated, so that is id order.
+        const t = rng.pick<Table>(['queue', 'child']);
+        return one(`DELETE FROM ${t} WHERE id IN (3, 1) RETURNING id;`, {
+          kind: 'rows',
+          rows: [row(t, 1), row(t, 3)],
+          mode: 'upd',
+          modify: 'delete',
+          rels: [[t, 'RE']],
+        });
+      }
       const t = rng.pick(ctx.hot);
       // in-list: several rows through the primary key's index scan (`id = ANY (…)`), locked in
       // index order whatever their places in the heap.

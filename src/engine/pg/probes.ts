@@ -10,7 +10,7 @@ import type { TupleId } from '../model/rowlocks';
 import { keyOwner } from '../model/acquire';
 import { groupBy } from '../model/util';
 import { restoreSequences, sequenceStates } from './catalog';
-import { dryRun, scansInIndexOrder } from './dryRun';
+import { dryRun, targetIndexScan } from './dryRun';
 import { uniqueKeysSql } from './footprint';
 import { type ParsedStatement, parseStatements } from '../sql';
 import type { Sess } from '../state';
@@ -18,13 +18,13 @@ import type { PgMessage } from '../types';
 import { relSql } from './replay';
 
 /**
- * A DELETE that waits for a row after locking others: PostgreSQL meets its rows in its plan's
- * order, the simulator in ctid order (an UPDATE's are put in index order, updatesInIndexOrder).
- * Said only when the plan is an ordered index scan.
+ * A DELETE that waits for a row after locking others, reading its target with an Index Scan:
+ * PostgreSQL meets its rows in key order, the simulator in ctid order (an UPDATE's, and a
+ * bitmap scan's, are put in the scan's order by the dry run). Said on screen.
  */
 export async function noteLockOrder(eng: EngineContext, s: Sess, st: ParsedStatement, plan: PlanItem[]): Promise<void> {
   if (st.cls.kind !== 'dml' || st.cls.verb !== 'delete') return;
-  if (await scansInIndexOrder(eng, s, st, plan)) approximate(eng, s, 'index-order');
+  if ((await targetIndexScan(eng, s, st, plan)) === 'index') approximate(eng, s, 'index-order');
 }
 
 /**
