@@ -27,6 +27,14 @@ export function ssiError(eng: ModelState, s: Sess, e: unknown, context?: string)
   return 'error';
 }
 
+/** Whether a WITH query of the statement is an UPDATE or DELETE of `relation`. */
+function cteChanges(sql: string, relation: string): boolean {
+  if (!/^\s*WITH\b/i.test(sql)) return false;
+  const re = /\bAS\s*(?:NOT\s+)?(?:MATERIALIZED\s*)?\(\s*(?:UPDATE|DELETE\s+FROM)\s+(?:ONLY\s+)?(?:[\w$]+\.)?"?([\w$]+)"?/gi;
+  for (const m of sql.matchAll(re)) if (m[1].toLowerCase() === relation.toLowerCase()) return true;
+  return false;
+}
+
 /** Walks the acquisition plan in the lock model (only the items of `kinds` when given). */
 export function walkPlan(
   eng: ModelState,
@@ -176,9 +184,14 @@ export function walkPlan(
             txn.held.push({ tag: ttag, mode: tmode, depth });
           } else return handleAcquire(eng, s, r, ttag, tmode);
         }
-        // A row another statement kind changes (a data-modifying CTE's, a function's or a
-        // trigger's UPDATE or DELETE) waits in heap_update / heap_delete too.
-        const changes = item.mode === 'NoKeyUpdate' || item.mode === 'Update' ? (item.deletes ? 'delete' : 'update') : 'lock';
+        // A row a data-modifying CTE updates or deletes waits in heap_update / heap_delete too.
+        // (ON CONFLICT DO UPDATE and a foreign-key check lock the row first, whatever comes after.)
+        const changes =
+          (item.mode === 'NoKeyUpdate' || item.mode === 'Update') && !cls?.onConflict && cteChanges(st.sql, item.tuple.relation)
+            ? item.deletes
+              ? 'delete'
+              : 'update'
+            : 'lock';
         const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : changes;
         // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
         // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
