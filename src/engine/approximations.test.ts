@@ -303,17 +303,24 @@ describe('approximation notes', () => {
     await e.submit('s1', 'ROLLBACK');
   });
 
-  it('a multi-row UPDATE that waits is noted only when its plan is an index scan', async () => {
+  it('a multi-row DELETE that waits is noted only when its plan is an Index Scan; an UPDATE is not', async () => {
     const e = await engine();
+    await e.submit('s2', 'SET enable_indexscan = off; SET enable_bitmapscan = off');
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
+    expect(await e.submit('s2', 'BEGIN; DELETE FROM accounts WHERE id >= 1')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s2', 'ROLLBACK; RESET enable_indexscan; SET enable_seqscan = off');
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
+    expect(await e.submit('s2', 'BEGIN; DELETE FROM accounts WHERE id >= 1')).toBe('waiting');
+    await e.submit('s1', 'ROLLBACK');
+    expect(last(e, 's2')).toEqual(['index-order']);
+    await e.submit('s2', 'ROLLBACK');
+    // An UPDATE's rows are put in the order it processed them (inScanOrder).
     await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
     expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id >= 1')).toBe('waiting');
     await e.submit('s1', 'ROLLBACK');
     expect(last(e, 's2')).toEqual([]);
-    await e.submit('s2', 'SET enable_seqscan = off; SET enable_bitmapscan = off');
-    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 1 WHERE id = 3');
-    expect(await e.submit('s2', 'UPDATE accounts SET balance = 0 WHERE id >= 1')).toBe('waiting');
-    await e.submit('s1', 'ROLLBACK');
-    expect(last(e, 's2')).toEqual(['index-order']);
   });
   it('REFRESH MATERIALIZED VIEW is noted in a SERIALIZABLE transaction only', async () => {
     const e = await engine();

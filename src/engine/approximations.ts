@@ -106,16 +106,20 @@ export function asksDeferrable(sql: string): boolean {
 }
 
 /**
- * The relations an `EXPLAIN (FORMAT JSON)` plan reads through an ordered index scan (Index Scan,
- * Index Only Scan): rows come in index order there, not in the physical order of a sequential
- * or bitmap scan.
+ * The relations an `EXPLAIN (FORMAT JSON)` plan reads through an index, and how: `index` (Index
+ * Scan, Index Only Scan) meets rows in index order, `bitmap` (Bitmap Heap Scan) in the order of
+ * the heap places the index entries point to (a HOT-updated row at its chain's root, where it
+ * was first inserted); neither in the order of the row versions' own places, as a sequential
+ * scan meets them.
  */
-export function indexOrderedRelations(planJson: string | null | undefined): Set<string> {
-  const out = new Set<string>();
+export function indexScannedRelations(planJson: string | null | undefined): Map<string, 'index' | 'bitmap'> {
+  const out = new Map<string, 'index' | 'bitmap'>();
   if (!planJson) return out;
   const walk = (node: Record<string, unknown>) => {
     const type = node['Node Type'];
-    if ((type === 'Index Scan' || type === 'Index Only Scan') && typeof node['Relation Name'] === 'string') out.add(node['Relation Name']);
+    const rel = node['Relation Name'];
+    if (typeof rel === 'string' && (type === 'Index Scan' || type === 'Index Only Scan')) out.set(rel, 'index');
+    else if (typeof rel === 'string' && type === 'Bitmap Heap Scan' && !out.has(rel)) out.set(rel, 'bitmap');
     for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   try {

@@ -43,7 +43,15 @@ export type FeatureTag =
   | 'prepared'
   | 'limit-recheck'
   | 'nextval'
-  | 'insert-expr-unique';
+  | 'insert-expr-unique'
+  | 'in-list'
+  | 'lock-table'
+  | 'update-join'
+  | 'select-for-join'
+  | 'cte-modify'
+  | 'function'
+  | 'trigger'
+  | 'repeatable-read';
 
 export const ALL_FEATURES: readonly FeatureTag[] = [
   'update-nonkey',
@@ -69,6 +77,14 @@ export const ALL_FEATURES: readonly FeatureTag[] = [
   'limit-recheck',
   'nextval',
   'insert-expr-unique',
+  'in-list',
+  'lock-table',
+  'update-join',
+  'select-for-join',
+  'cte-modify',
+  'function',
+  'trigger',
+  'repeatable-read',
 ];
 
 /**
@@ -80,8 +96,12 @@ export const FEATURES_WITH_KNOWN_DIVERGENCES: Readonly<Partial<Record<FeatureTag
   // SERIALIZABLE has its own generator (ssi-generate.ts). Add a feature here, with the reason,
   // only while a divergence it causes is being fixed.
   'insert-expr-unique':
-    "the generator's model merges the primary key and lower(email) into one key, so it mispredicts waits there " +
-    '(the engine agrees since regressions/seed-50209-long.spec and conformance specs 242, 243)',
+    "the generator's model merges the primary key and lower(email) into one key, so it mispredicts waits there; " +
+    'and the engine does not make an insert wait for the keys another insert, waiting on a later unique index, has ' +
+    'already put into the earlier ones (regressions/seed-60144-long.spec)',
+  'repeatable-read':
+    'a REPEATABLE READ lock of a row updated after the snapshot, whose newer version another transaction locks, waits in ' +
+    'PostgreSQL (heap_lock_tuple locks the newer versions first) where the simulator fails at once (regressions/seed-63240-long.spec)',
 };
 
 /** The features a CI run may generate: all but the known-divergent ones. */
@@ -134,13 +154,58 @@ INSERT INTO child VALUES (1, 1, 0), (2, 2, 0), (3, 3, 0);
 INSERT INTO queue VALUES (1, 'new'), (2, 'new'), (3, 'new');
 INSERT INTO users VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0);`;
 
-const FINAL_CHECK =
+/** `function`: a PL/pgSQL function that updates a parent row and returns its new value. */
+const FUNCTION_SCHEMA = `CREATE OR REPLACE FUNCTION bump(k int, d int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE r int;
+BEGIN
+  UPDATE parent SET v = v + d WHERE id = k RETURNING v INTO r;
+  RETURN r;
+END $$;`;
+/** `trigger`: every row inserted into child bumps one counter row (an AFTER ROW trigger, fired after the foreign-key check: triggers fire in name order). */
+const TRIGGER_SCHEMA = `CREATE TABLE tally (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO tally VALUES (1, 0);
+CREATE OR REPLACE FUNCTION tally_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE tally SET n = n + 1 WHERE id = 1;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER child_tally AFTER INSERT ON child FOR EACH ROW EXECUTE FUNCTION tally_bump();`;
+
+const finalCheck = (trigger: boolean): string =>
   `SELECT (SELECT string_agg(id || ':' || v, ' ' ORDER BY id) FROM parent) AS parent, ` +
-  `(SELECT string_agg(id || ':' || parent_id, ' ' ORDER BY id) FROM child) AS child, ` +
+  `(SELECT string_agg(id || ':' || parent_id || ':' || v, ' ' ORDER BY id) FROM child) AS child, ` +
   `(SELECT string_agg(id || ':' || status, ' ' ORDER BY id) FROM queue) AS queue, ` +
-  `(SELECT string_agg(id || ':' || email || ':' || v, ' ' ORDER BY id) FROM users) AS users;`;
+  `(SELECT string_agg(id || ':' || email || ':' || v, ' ' ORDER BY id) FROM users) AS users` +
+  (trigger ? `, (SELECT n FROM tally WHERE id = 1) AS tally;` : ';');
 
 type Table = 'parent' | 'child' | 'queue' | 'users';
+/** Relation lock modes, weakest first (lock.c's numbering minus one). */
+type RelMode = 'AS' | 'RS' | 'RE' | 'SUE' | 'S' | 'SRE' | 'E' | 'AE';
+const REL_MODES: readonly RelMode[] = ['AS', 'RS', 'RE', 'SUE', 'S', 'SRE', 'E', 'AE'];
+const REL_MODE_SQL: Record<RelMode, string> = {
+  AS: 'ACCESS SHARE',
+  RS: 'ROW SHARE',
+  RE: 'ROW EXCLUSIVE',
+  SUE: 'SHARE UPDATE EXCLUSIVE',
+  S: 'SHARE',
+  SRE: 'SHARE ROW EXCLUSIVE',
+  E: 'EXCLUSIVE',
+  AE: 'ACCESS EXCLUSIVE',
+};
+/** lock.c's LockConflicts table. */
+const REL_CONFLICTS: Record<RelMode, readonly RelMode[]> = {
+  AS: ['AE'],
+  RS: ['E', 'AE'],
+  RE: ['S', 'SRE', 'E', 'AE'],
+  SUE: ['SUE', 'S', 'SRE', 'E', 'AE'],
+  S: ['RE', 'SUE', 'SRE', 'E', 'AE'],
+  SRE: ['RE', 'SUE', 'S', 'SRE', 'E', 'AE'],
+  E: ['RS', 'RE', 'SUE', 'S', 'SRE', 'E', 'AE'],
+  AE: REL_MODES,
+};
+const relConflicts = (a: RelMode, b: RelMode): boolean => REL_CONFLICTS[a].includes(b);
+/** A relation lock a statement takes when it opens a table (parse analysis, planning, or a trigger's query). */
+type Rel = readonly [string, RelMode];
 /** Row lock modes: FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE, FOR UPDATE. */
 type RowMode = 'ks' | 'sh' | 'nku' | 'upd';
 const MODE_SQL: Record<RowMode, string> = { ks: 'FOR KEY SHARE', sh: 'FOR SHARE', nku: 'FOR NO KEY UPDATE', upd: 'FOR UPDATE' };
@@ -166,8 +231,14 @@ type Action =
       skipLocked?: boolean;
       /** `WHERE status = 'new' … LIMIT 1`: stops after one locked row; a row whose status changed does not qualify. */
       firstNew?: boolean;
+      /** Relation locks taken before the rows, in order. */
+      rels?: readonly Rel[];
+      /** LOCK TABLE … NOWAIT: a conflicting relation lock fails at once (a row NOWAIT does not apply to tables). */
+      relNowait?: boolean;
+      /** What the statement does after these rows: a foreign-key check, an AFTER trigger's update. */
+      then?: Action;
     }
-  | { kind: 'insertKey'; key: string; onConflict: boolean }
+  | { kind: 'insertKey'; key: string; onConflict: boolean; rels?: readonly Rel[] }
   | { kind: 'advisory'; key: number; session: boolean }
   | { kind: 'unlockAll' }
   | { kind: 'savepoint' }
@@ -182,6 +253,8 @@ interface GenStep {
   sql: string;
   tag?: FeatureTag;
   action: Action;
+  /** Statements that take no snapshot (LOCK TABLE, a parse error, BEGIN inside a block): REPEATABLE READ's snapshot comes later. */
+  noSnapshot?: boolean;
 }
 
 /** One lock a session holds. `session` advisory locks survive the transaction. */
@@ -189,12 +262,15 @@ type Held =
   /** `at`: when the lock was taken, model-wide; a multixact lists its members in that order. */
   | { kind: 'row'; row: string; mode: RowMode; modify?: 'update' | 'delete'; at: number }
   | { kind: 'key'; key: string }
-  | { kind: 'adv'; key: number; session: boolean };
+  | { kind: 'adv'; key: number; session: boolean }
+  | { kind: 'rel'; table: string; mode: RelMode };
 
 interface Wait {
-  kind: 'row' | 'key' | 'adv';
+  kind: 'row' | 'key' | 'adv' | 'rel';
   res: string;
   mode: RowMode;
+  /** Relation waits: the mode requested. */
+  relMode?: RelMode;
   /**
    * Rows only: waiting for the tuple lock, or past it and sleeping on one holder's xid. A
    * multixact is waited for member by member (Do_MultiXactIdWait), each XactLockTableWait a
@@ -214,6 +290,8 @@ interface Running {
   action: Action;
   /** Rows only: index of the row being locked. */
   index: number;
+  /** Index of the relation lock being taken. */
+  rel: number;
 }
 
 interface ModelSession {
@@ -225,6 +303,9 @@ interface ModelSession {
   inTxn: boolean;
   aborted: boolean;
   savepointMark?: number;
+  /** REPEATABLE READ: the transaction snapshot, as the number of commits it sees (taken by the first statement that needs one). */
+  rr?: boolean;
+  snapshot?: number;
   held: Held[];
   running?: Running;
   wait?: Wait;
@@ -244,6 +325,10 @@ class Model {
   /** Queue rows whose status a committed UPDATE changed (no longer 'new'). */
   readonly statusChanged = new Set<string>();
   readonly committedKeys = new Set<string>();
+  /** Commits so far; a row's last committed update or delete, by that count (REPEATABLE READ compares it with its snapshot). */
+  private commits = 0;
+  private readonly modifiedAt = new Map<string, number>();
+  private readonly deletedAt = new Map<string, number>();
   private woken = new Set<ModelSession>();
   /** The row each statement woken by the current event had been waiting for (it held that row's tuple lock). */
   private wokenFrom = new Map<ModelSession, string>();
@@ -269,7 +354,10 @@ class Model {
     s.held.push({ kind: 'row', row, mode, ...(modify ? { modify } : {}), at: this.lockAt++ });
   }
   private rowVisible(s: ModelSession, row: string): boolean {
-    if (this.deleted.has(row)) return false;
+    if (s.rr) {
+      const at = this.deletedAt.get(row);
+      if (at !== undefined && at <= s.snapshot!) return false;
+    } else if (this.deleted.has(row)) return false;
     return !s.held.some((h) => h.kind === 'row' && h.row === row && h.modify === 'delete');
   }
   /**
@@ -280,6 +368,13 @@ class Model {
   private rowIsNew(s: ModelSession, row: string): boolean {
     if (this.statusChanged.has(row)) return false;
     return !s.held.some((h) => h.kind === 'row' && h.row === row && h.modify === 'update');
+  }
+  /** REPEATABLE READ: another transaction committed an update or delete of the row after the snapshot (40001 on locking it). */
+  private changedSinceSnapshot(s: ModelSession, row: string): boolean {
+    return !!s.rr && (this.modifiedAt.get(row) ?? -1) > s.snapshot!;
+  }
+  private relHolders(s: ModelSession, table: string, mode: RelMode): ModelSession[] {
+    return this.others(s).filter((o) => o.held.some((h) => h.kind === 'rel' && h.table === table && relConflicts(mode, h.mode)));
   }
   private keyHolder(key: string): ModelSession | undefined {
     return this.sessions.find((o) => o.held.some((h) => h.kind === 'key' && h.key === key));
@@ -307,6 +402,8 @@ class Model {
       return;
     }
     if (s.aborted && a.kind !== 'rollbackTo') return; // 25P02, no effect
+    if (s.rr && s.snapshot === undefined && !step.noSnapshot && !['savepoint', 'rollbackTo', 'setLockTimeout'].includes(a.kind))
+      s.snapshot = this.commits;
     switch (a.kind) {
       case 'rollbackTo':
         if (s.savepointMark === undefined) return;
@@ -331,7 +428,7 @@ class Model {
         this.pump();
         return;
       default:
-        s.running = { action: a, index: 0 };
+        s.running = { action: a, index: 0, rel: 0 };
         this.continueRunning(s);
     }
   }
@@ -340,6 +437,24 @@ class Model {
   private continueRunning(s: ModelSession): void {
     const r = s.running!;
     const a = r.action;
+    if ((a.kind === 'rows' || a.kind === 'insertKey') && a.rels) {
+      for (; r.rel < a.rels.length; r.rel++) {
+        const [table, mode] = a.rels[r.rel];
+        const res = `rel:${table}`;
+        const holders = this.relHolders(s, table, mode);
+        // One waiter per relation at most: a second one's place in the queue (ProcSleep may put it
+        // ahead, or find a deadlock at once) is not modelled.
+        const queued = this.waitersOn(res);
+        if (queued.length > 0 && (holders.length > 0 || queued.some((o) => relConflicts(mode, o.wait!.relMode!))))
+          throw new Reject('a second request in a relation lock queue');
+        if (holders.length === 0) {
+          s.held.push({ kind: 'rel', table, mode });
+          continue;
+        }
+        if (a.kind === 'rows' && a.relNowait) return this.fail(s);
+        return this.startWait(s, { kind: 'rel', res, mode: 'upd', relMode: mode, stage: 'xid' });
+      }
+    }
     if (a.kind === 'rows') {
       let locked = 0;
       for (; r.index < a.rows.length; r.index++) {
@@ -348,6 +463,7 @@ class Model {
         if (!this.rowVisible(s, row)) continue;
         if ((a.skipLocked || a.firstNew) && locked >= 1) break;
         if (a.firstNew && !this.rowIsNew(s, row)) continue;
+        if (this.changedSinceSnapshot(s, row)) return this.fail(s);
         const blockers = this.rowBlockers(s, row, a.mode);
         if (blockers.length === 0) {
           this.lockRow(s, row, a.mode, a.modify);
@@ -365,7 +481,8 @@ class Model {
         if (!tupleFree) return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: 'tuple' });
         return this.startWait(s, { kind: 'row', res: row, mode: a.mode, stage: 'xid', on: blockers[0] });
       }
-      s.running = undefined;
+      s.running = a.then ? { action: a.then, index: 0, rel: 0 } : undefined;
+      if (a.then) this.continueRunning(s);
       return;
     }
     if (a.kind === 'insertKey') {
@@ -427,8 +544,11 @@ class Model {
     const rows = new Set(s.held.flatMap((h) => (h.kind === 'row' && h.modify ? [h.row] : [])));
     if (commit) {
       for (const row of rows) if (this.waitersOn(row).length >= 2) throw new Reject('two waiters chase an updated row');
+      this.commits++;
+      for (const row of rows) this.modifiedAt.set(row, this.commits);
       for (const h of s.held) {
         if (h.kind === 'row' && h.modify === 'delete') this.deleted.add(h.row);
+        if (h.kind === 'row' && h.modify === 'delete') this.deletedAt.set(h.row, this.commits);
         if (h.kind === 'row' && h.modify === 'update' && h.row.startsWith('queue:')) this.statusChanged.add(h.row);
         if (h.kind === 'key') this.committedKeys.add(h.key);
       }
@@ -437,6 +557,7 @@ class Model {
     s.inTxn = false;
     s.aborted = false;
     s.savepointMark = undefined;
+    s.snapshot = undefined;
     this.pump();
   }
 
@@ -462,6 +583,16 @@ class Model {
   private tryProgress(s: ModelSession): boolean {
     const w = s.wait!;
     const a = s.running!.action;
+    if (w.kind === 'rel') {
+      const table = w.res.slice(4);
+      if (this.relHolders(s, table, w.relMode!).length > 0) return false;
+      s.wait = undefined;
+      this.woken.add(s);
+      s.held.push({ kind: 'rel', table, mode: w.relMode! });
+      s.running!.rel++;
+      this.continueRunning(s);
+      return true;
+    }
     if (w.kind === 'row') {
       if (w.stage === 'tuple') {
         // The tuple lock is held by the waiters past it (stage 'xid', whatever their arrival) and
@@ -500,6 +631,11 @@ class Model {
       this.wokenFrom.set(s, w.res);
       this.touch(s, w.res);
       const r = s.running!;
+      // REPEATABLE READ: the holder committed a change of the row (40001 after the wait).
+      if (this.rowVisible(s, w.res) && this.changedSinceSnapshot(s, w.res)) {
+        this.fail(s);
+        return true;
+      }
       if (a.kind === 'rows' && this.rowVisible(s, w.res) && (!a.firstNew || this.rowIsNew(s, w.res))) {
         this.lockRow(s, w.res, w.mode, a.modify);
         if (a.skipLocked || a.firstNew) r.index = a.rows.length;
@@ -574,6 +710,7 @@ class Model {
     const w = s.wait;
     if (!w) return [];
     if (w.kind === 'key') return [{ to: this.keyHolder(w.res)!, soft: false }];
+    if (w.kind === 'rel') return this.relHolders(s, w.res.slice(4), w.relMode!).map((to) => ({ to, soft: false }));
     if (w.kind === 'adv') {
       const key = Number(w.res.slice(4));
       const holders = this.advHolders(s, key).map((to) => ({ to, soft: false }));
@@ -623,33 +760,96 @@ export interface GenerateOptions {
 
 const TABLE_IDS = [1, 2, 3];
 
+/**
+ * Statements a REPEATABLE READ session draws: those whose outcome under the transaction snapshot
+ * the model knows (40001 on a row another transaction changed after it). Foreign-key checks,
+ * ON CONFLICT and the queue's rechecks are left to READ COMMITTED sessions.
+ */
+const REPEATABLE_READ_FEATURES: ReadonlySet<FeatureTag> = new Set<FeatureTag>([
+  'update-nonkey',
+  'update-key',
+  'delete',
+  'insert-unique',
+  'select-for',
+  'nowait',
+  'multirow-lock',
+  'multirow-desc',
+  'advisory-xact',
+  'advisory-session',
+  'lock-timeout',
+  'plain-select',
+  'error-in-block',
+  'notice',
+  'prepared',
+  'in-list',
+  'lock-table',
+  'update-join',
+  'select-for-join',
+  'function',
+]);
+/** Tags that are not statements of their own: they shape a session or the schema. */
+const NOT_STATEMENTS: ReadonlySet<FeatureTag> = new Set<FeatureTag>(['rollback', 'savepoint', 'repeatable-read']);
+
+interface DrawContext {
+  inserts: number;
+  hot: Table[];
+  /** The spec's schema has the tally trigger on child: every child insert also updates tally row 1. */
+  trigger: boolean;
+  /** The session is REPEATABLE READ. */
+  rr: boolean;
+}
+
+/** The child insert's foreign-key check (FOR KEY SHARE of the parent row) and, with the tally trigger, the counter update after it. */
+function childInsertTail(k: number, ctx: DrawContext): Action {
+  const tally: Action = { kind: 'rows', rows: ['tally:1'], mode: 'nku', modify: 'update', rels: [['tally', 'RE']] };
+  return { kind: 'rows', rows: [`parent:${k}`], mode: 'ks', rels: [['parent', 'RS']], ...(ctx.trigger ? { then: tally } : {}) };
+}
+
 /** Draws one statement for session `si` (0-based). */
-function drawStatement(
-  rng: Rng,
-  si: number,
-  n: number,
-  features: readonly FeatureTag[],
-  ctx: { inserts: number; hot: Table[] },
-): GenStep[] {
+function drawStatement(rng: Rng, si: number, n: number, features: readonly FeatureTag[], ctx: DrawContext): GenStep[] {
   const name = `s${si + 1}${String.fromCharCode(97 + n)}`;
-  const tag = rng.pick(features.filter((f) => f !== 'rollback' && f !== 'savepoint'));
+  const tag = rng.pick(
+    features.filter((f) => !NOT_STATEMENTS.has(f) && (f !== 'trigger' || ctx.trigger) && (!ctx.rr || REPEATABLE_READ_FEATURES.has(f))),
+  );
   const k = rng.chance(0.8) ? rng.int(1, 2) : 3;
-  const mode = rng.pick<RowMode>(['ks', 'sh', 'nku', 'upd']);
+  // REPEATABLE READ: FOR KEY SHARE of a row updated after the snapshot is not modelled.
+  const mode = rng.pick<RowMode>(ctx.rr ? ['sh', 'nku', 'upd'] : ['ks', 'sh', 'nku', 'upd']);
   const lockTable = rng.pick(ctx.hot);
   const row = (t: Table, id: number): string => `${t}:${id}`;
-  const one = (sql: string, action: Action): GenStep[] => [{ name, sql, tag, action }];
+  const one = (sql: string, action: Action, noSnapshot = false): GenStep[] => [
+    { name, sql, tag, action, ...(noSnapshot ? { noSnapshot } : {}) },
+  ];
+  const by = (si + 1) * 10 + n;
   switch (tag) {
-    case 'update-nonkey': {
+    case 'update-nonkey':
+    case 'in-list': {
+      if (tag === 'in-list' && rng.chance(0.3)) {
+        // A bitmap scan meets the rows at their HOT chains' roots: queue's and child's are
+        // never key-updated, so that is id order.
+        const t = rng.pick<Table>(['queue', 'child']);
+        return one(`DELETE FROM ${t} WHERE id IN (3, 1) RETURNING id;`, {
+          kind: 'rows',
+          rows: [row(t, 1), row(t, 3)],
+          mode: 'upd',
+          modify: 'delete',
+          rels: [[t, 'RE']],
+        });
+      }
       const t = rng.pick(ctx.hot);
-      const by = (si + 1) * 10 + n;
+      // in-list: several rows through the primary key's index scan (`id = ANY (…)`), locked in
+      // index order whatever their places in the heap.
+      const ids = tag === 'in-list' ? TABLE_IDS.filter(() => rng.chance(0.7)) : [k];
+      if (ids.length < 2 && tag === 'in-list') ids.splice(0, ids.length, 1, 3);
+      const where = ids.length > 1 ? `id IN (${(rng.chance(0.5) ? [...ids].reverse() : ids).join(', ')})` : `id = ${k}`;
       // queue has no v: its non-key column is status, which the LIMIT recheck filters on.
       const set =
-        t === 'queue' ? `status = status || '${si + 1}' WHERE id = ${k} RETURNING status` : `v = v + ${by} WHERE id = ${k} RETURNING v`;
+        t === 'queue' ? `status = status || '${si + 1}' WHERE ${where} RETURNING status` : `v = v + ${by} WHERE ${where} RETURNING v`;
       return one(`UPDATE ${t} SET ${set};`, {
         kind: 'rows',
-        rows: [row(t, k)],
+        rows: ids.map((id) => row(t, id)),
         mode: 'nku',
         modify: 'update',
+        rels: [[t, 'RE']],
       });
     }
     case 'update-key':
@@ -658,10 +858,91 @@ function drawStatement(
         rows: [row('users', k)],
         mode: 'upd',
         modify: 'update',
+        rels: [['users', 'RE']],
       });
     case 'delete': {
       const t = rng.pick<Table>(['queue', 'child']);
-      return one(`DELETE FROM ${t} WHERE id = ${k};`, { kind: 'rows', rows: [row(t, k)], mode: 'upd', modify: 'delete' });
+      return one(`DELETE FROM ${t} WHERE id = ${k};`, {
+        kind: 'rows',
+        rows: [row(t, k)],
+        mode: 'upd',
+        modify: 'delete',
+        rels: [[t, 'RE']],
+      });
+    }
+    case 'update-join':
+      // The join's other table is read, not locked (ROW_MARK_REFERENCE); parse analysis opens the target first.
+      if (rng.chance(0.5))
+        return one(`UPDATE parent p SET v = p.v + u.v + ${by} FROM users u WHERE u.id = p.id AND p.id = ${k} RETURNING p.v, u.email;`, {
+          kind: 'rows',
+          rows: [row('parent', k)],
+          mode: 'nku',
+          modify: 'update',
+          rels: [
+            ['parent', 'RE'],
+            ['users', 'AS'],
+          ],
+        });
+      return one(`DELETE FROM queue q USING parent p WHERE p.id = q.id AND q.id = ${k} RETURNING q.id, p.v;`, {
+        kind: 'rows',
+        rows: [row('queue', k)],
+        mode: 'upd',
+        modify: 'delete',
+        rels: [
+          ['queue', 'RE'],
+          ['parent', 'AS'],
+        ],
+      });
+    case 'select-for-join': {
+      const ofParent = rng.chance(0.5);
+      const alias = ofParent ? 'p' : 'u';
+      return one(
+        `SELECT ${alias}.id, p.v, u.email FROM parent p JOIN users u ON u.id = p.id WHERE ${alias}.id = ${k} ${MODE_SQL[mode]} OF ${alias};`,
+        {
+          kind: 'rows',
+          rows: [row(ofParent ? 'parent' : 'users', k)],
+          mode,
+          rels: [
+            ['parent', ofParent ? 'RS' : 'AS'],
+            ['users', ofParent ? 'AS' : 'RS'],
+          ],
+        },
+      );
+    }
+    case 'cte-modify': {
+      // The CTE's UPDATE, then the INSERT's row, its foreign-key check of the row just updated (own lock) and the trigger.
+      const id = 500 + si * 10 + n;
+      return one(
+        `WITH u AS (UPDATE parent SET v = v + ${by} WHERE id = ${k} RETURNING id, v) INSERT INTO child SELECT ${id}, id, v FROM u RETURNING id, v;`,
+        {
+          kind: 'rows',
+          rows: [row('parent', k)],
+          mode: 'nku',
+          modify: 'update',
+          rels: [
+            ['parent', 'RE'],
+            ['child', 'RE'],
+          ],
+          then: childInsertTail(k, ctx),
+        },
+      );
+    }
+    case 'function':
+      return one(`SELECT bump(${k}, ${by});`, {
+        kind: 'rows',
+        rows: [row('parent', k)],
+        mode: 'nku',
+        modify: 'update',
+        rels: [['parent', 'RE']],
+      });
+    case 'lock-table': {
+      const m = rng.pick(REL_MODES);
+      const nowait = rng.chance(0.3);
+      return one(
+        `LOCK TABLE ${lockTable} IN ${REL_MODE_SQL[m]} MODE${nowait ? ' NOWAIT' : ''};`,
+        { kind: 'rows', rows: [], mode: 'ks', rels: [[lockTable, m]], relNowait: nowait },
+        true,
+      );
     }
     case 'insert-unique':
     case 'insert-on-conflict': {
@@ -671,11 +952,19 @@ function drawStatement(
         kind: 'insertKey',
         key: `users:${10 + j}`,
         onConflict: tag === 'insert-on-conflict',
+        rels: [['users', 'RE']],
       });
     }
-    case 'insert-fk': {
+    case 'insert-fk':
+    case 'trigger': {
       const id = 100 + (si + 1) * 10 + ctx.inserts++;
-      return one(`INSERT INTO child VALUES (${id}, ${k}, 0);`, { kind: 'rows', rows: [row('parent', k)], mode: 'ks' });
+      return one(`INSERT INTO child VALUES (${id}, ${k}, 0);`, {
+        kind: 'rows',
+        rows: [],
+        mode: 'ks',
+        rels: [['child', 'RE']],
+        then: childInsertTail(k, ctx),
+      });
     }
     case 'insert-expr-unique': {
       // Its id is its own; its email collides with insert-unique's 'n<j>' only through lower(email).
@@ -684,14 +973,17 @@ function drawStatement(
         kind: 'insertKey',
         key: `users:${10 + j}`,
         onConflict: false,
+        rels: [['users', 'RE']],
       });
     }
     case 'nextval':
       // The id is drawn before the foreign-key check waits, and a rollback does not give it back.
       return one(`INSERT INTO child VALUES (nextval('child_ids'), ${k}, 0) RETURNING id;`, {
         kind: 'rows',
-        rows: [row('parent', k)],
+        rows: [],
         mode: 'ks',
+        rels: [['child', 'RE']],
+        then: childInsertTail(k, ctx),
       });
     case 'limit-recheck':
       // A row an open transaction updated is locked as seen, then rechecked after the wait
@@ -701,6 +993,7 @@ function drawStatement(
         rows: TABLE_IDS.map((id) => row('queue', id)),
         mode,
         firstNew: true,
+        rels: [['queue', 'RS']],
       });
     case 'select-for':
     case 'nowait': {
@@ -710,6 +1003,7 @@ function drawStatement(
         rows: [row(lockTable, k)],
         mode,
         nowait,
+        rels: [[lockTable, 'RS']],
       });
     }
     case 'multirow-lock':
@@ -722,6 +1016,7 @@ function drawStatement(
         kind: 'rows',
         rows: order.map((id) => row(lockTable, id)),
         mode,
+        rels: [[lockTable, 'RS']],
       });
     }
     case 'skip-locked':
@@ -730,6 +1025,7 @@ function drawStatement(
         rows: TABLE_IDS.map((id) => row('queue', id)),
         mode: 'upd',
         skipLocked: true,
+        rels: [['queue', 'RS']],
       });
     case 'advisory-xact':
     case 'advisory-session': {
@@ -740,27 +1036,29 @@ function drawStatement(
     case 'lock-timeout':
       return one(`SET lock_timeout = '${LOCK_TIMEOUT_MS}ms';`, { kind: 'setLockTimeout', ms: LOCK_TIMEOUT_MS });
     case 'plain-select':
-      return one(`SELECT id FROM ${lockTable} WHERE id = ${k};`, { kind: 'noop' });
-    case 'error-in-block':
-      // Errors raised before execution, and statements PostgreSQL refuses inside a block.
-      return one(
-        rng.pick([
-          'SELEC 1;',
-          `VACUUM ${lockTable};`,
-          `CREATE INDEX CONCURRENTLY ON ${lockTable} (id);`,
-          'ALTER SYSTEM SET work_mem = 4096;',
-        ]),
-        { kind: 'error' },
-      );
-    case 'notice':
+      return one(`SELECT id FROM ${lockTable} WHERE id = ${k};`, { kind: 'rows', rows: [], mode: 'ks', rels: [[lockTable, 'AS']] });
+    case 'error-in-block': {
+      // Errors raised before execution, and statements PostgreSQL refuses inside a block (before they lock anything).
+      const sql = rng.pick([
+        'SELEC 1;',
+        `VACUUM ${lockTable};`,
+        `CREATE INDEX CONCURRENTLY ON ${lockTable} (id);`,
+        'ALTER SYSTEM SET work_mem = 4096;',
+      ]);
+      return one(sql, { kind: 'error' }, sql === 'SELEC 1;');
+    }
+    case 'notice': {
       // Warnings that change nothing: BEGIN in a block, unlocking an advisory lock not held (keys 1–2 are the ones taken).
-      return one(rng.pick(['BEGIN;', 'SELECT pg_advisory_unlock(7);', 'SELECT pg_advisory_unlock_shared(8);']), { kind: 'noop' });
+      const sql = rng.pick(['BEGIN;', 'SELECT pg_advisory_unlock(7);', 'SELECT pg_advisory_unlock_shared(8);']);
+      return one(sql, { kind: 'noop' }, sql === 'BEGIN;');
+    }
     case 'prepared':
       // Each session its own prepared statements; EXECUTE locks as the statement it runs.
       return one(`PREPARE p_${name} (int) AS SELECT id FROM ${lockTable} WHERE id = $1 ${MODE_SQL[mode]}; EXECUTE p_${name}(${k});`, {
         kind: 'rows',
         rows: [row(lockTable, k)],
         mode,
+        rels: [[lockTable, 'RS']],
       });
     default:
       throw new Error(`unknown feature ${tag}`);
@@ -768,15 +1066,18 @@ function drawStatement(
 }
 
 /** Draws one session's transaction: BEGIN, 1–4 statements, COMMIT or ROLLBACK, post-transaction steps. */
-function drawSession(rng: Rng, si: number, features: readonly FeatureTag[], hot: Table[]): GenStep[] {
+function drawSession(rng: Rng, si: number, features: readonly FeatureTag[], hot: Table[], trigger: boolean): GenStep[] {
   const p = `s${si + 1}`;
+  const rr = features.includes('repeatable-read') && rng.chance(0.35);
   const steps: GenStep[] = [
-    rng.chance(0.5)
-      ? { name: `${p}begin`, sql: 'BEGIN;', action: { kind: 'begin' } }
-      : { name: `${p}begin`, sql: 'BEGIN ISOLATION LEVEL READ COMMITTED;', action: { kind: 'begin' } },
+    rr
+      ? { name: `${p}begin`, sql: 'BEGIN ISOLATION LEVEL REPEATABLE READ;', tag: 'repeatable-read', action: { kind: 'begin' } }
+      : rng.chance(0.5)
+        ? { name: `${p}begin`, sql: 'BEGIN;', action: { kind: 'begin' } }
+        : { name: `${p}begin`, sql: 'BEGIN ISOLATION LEVEL READ COMMITTED;', action: { kind: 'begin' } },
   ];
   const count = rng.int(1, 4);
-  const ctx = { inserts: 0, hot };
+  const ctx: DrawContext = { inserts: 0, hot, trigger, rr };
   const body: GenStep[] = [];
   for (let n = 0; n < count; n++) body.push(...drawStatement(rng, si, n, features, ctx));
   if (features.includes('savepoint') && rng.chance(0.3)) {
@@ -841,7 +1142,11 @@ export function generate(seed: number, opts: GenerateOptions = {}): Generated {
       ? [rng.pick<Table>(['parent', 'users', 'queue'])]
       : (['parent', 'users', 'queue'] as Table[]).filter(() => rng.chance(0.67));
     if (hot.length === 0) hot.push('parent');
-    const drawn = Array.from({ length: n }, (_, si) => drawSession(rng, si, features, hot));
+    const trigger = features.includes('trigger') && rng.chance(0.3);
+    const drawn = Array.from({ length: n }, (_, si) => drawSession(rng, si, features, hot, trigger));
+    const tags = new Set(drawn.flat().flatMap((st) => (st.tag ? [st.tag] : [])));
+    if (trigger) tags.add('trigger');
+    const FINAL_CHECK = finalCheck(trigger);
     for (let tries = 0; tries < 10; tries++) {
       const sessions: ModelSession[] = drawn.map((steps, si) => ({
         name: `s${si + 1}`,
@@ -851,6 +1156,7 @@ export function generate(seed: number, opts: GenerateOptions = {}): Generated {
         pos: 0,
         inTxn: false,
         aborted: false,
+        ...(steps[0].tag === 'repeatable-read' ? { rr: true } : {}),
         held: [],
       }));
       const result = schedule(rng, sessions);
@@ -863,12 +1169,14 @@ export function generate(seed: number, opts: GenerateOptions = {}): Generated {
         steps: [...s.steps, ...(s === lastSession ? [check] : [])].map((st): SpecStep => ({ name: st.name, sql: st.sql })),
       }));
       const spec: Spec = {
-        setup: [SCHEMA],
-        teardown: 'DROP TABLE child, parent, queue, users; DROP SEQUENCE child_ids;',
+        setup: [SCHEMA, ...(tags.has('function') ? [FUNCTION_SCHEMA] : []), ...(trigger ? [TRIGGER_SCHEMA] : [])],
+        teardown:
+          `DROP TABLE child, parent, queue, users${trigger ? ', tally' : ''}; DROP SEQUENCE child_ids;` +
+          (tags.has('function') ? ' DROP FUNCTION bump(int, int);' : '') +
+          (trigger ? ' DROP FUNCTION tally_bump();' : ''),
         sessions: specSessions,
         permutations: [{ steps: [...result.order, check.name].map((step) => ({ step, blockers: [] })) }],
       };
-      const tags = new Set(drawn.flat().flatMap((st) => (st.tag ? [st.tag] : [])));
       return { seed, spec, features: ALL_FEATURES.filter((f) => tags.has(f)), virtualMs: result.virtualMs };
     }
   }

@@ -27,6 +27,14 @@ export function ssiError(eng: ModelState, s: Sess, e: unknown, context?: string)
   return 'error';
 }
 
+/** Whether a WITH query of the statement is an UPDATE or DELETE of `relation`. */
+function cteChanges(sql: string, relation: string): boolean {
+  if (!/^\s*WITH\b/i.test(sql)) return false;
+  const re = /\bAS\s*(?:NOT\s+)?(?:MATERIALIZED\s*)?\(\s*(?:UPDATE|DELETE\s+FROM)\s+(?:ONLY\s+)?(?:[\w$]+\.)?"?([\w$]+)"?/gi;
+  for (const m of sql.matchAll(re)) if (m[1].toLowerCase() === relation.toLowerCase()) return true;
+  return false;
+}
+
 /** Walks the acquisition plan in the lock model (only the items of `kinds` when given). */
 export function walkPlan(
   eng: ModelState,
@@ -91,6 +99,35 @@ export function walkPlan(
         if (eng.rows.covers(item.tuple, s.name, item.mode)) continue;
         const conflicting = eng.rows.conflicting(item.tuple, item.mode, s.name);
         if (!conflicting.length) {
+          // heap_lock_tuple's FOR SHARE skips the sleep only when the infomask shows no exclusive
+          // lock: a multixact whose bits still say exclusive (its FOR UPDATE member rolled back to
+          // a savepoint) makes it take the tuple lock first, behind a waiter that holds it, and
+          // NOWAIT fails there. A transaction already holding a lock on the row skips the tuple lock.
+          const ttag: LockTag = {
+            type: 'tuple',
+            relation: item.tuple.relation,
+            oid: item.tuple.oid,
+            block: item.tuple.block,
+            offset: item.tuple.offset,
+          };
+          if (
+            item.mode === 'ForShare' &&
+            eng.rows.multiExclusive(item.tuple) &&
+            eng.rows.heldMode(item.tuple, s.name) === undefined &&
+            !step.tupleLocks.some((t) => sameTag(t, ttag))
+          ) {
+            const tmode = tupleLockMode(item.mode);
+            const r = eng.lm.acquire(s.proc, ttag, tmode, { dontWait: cls?.waitPolicy === 'nowait' });
+            if (r.status === 'unavailable') {
+              logRowNowait(eng, s, item.tuple, item.mode, 0);
+              step.error = PG.rowNowait(item.tuple.relation);
+              abortTxnState(eng, s, true);
+              return 'error';
+            }
+            if (r.status !== 'granted') return handleAcquire(eng, s, r, ttag, tmode);
+            step.tupleLocks.push(ttag);
+            txn.held.push({ tag: ttag, mode: tmode, depth });
+          }
           // Locking or changing a row needs the transaction's xid (it goes into the tuple header).
           eng.rows.add(item.tuple, s.name, item.mode, depth, currentXid(eng, s));
           (step.rowsBeforeWait ??= []).push({ tuple: item.tuple, mode: item.mode });
@@ -147,7 +184,15 @@ export function walkPlan(
             txn.held.push({ tag: ttag, mode: tmode, depth });
           } else return handleAcquire(eng, s, r, ttag, tmode);
         }
-        const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : 'lock';
+        // A row a data-modifying CTE updates or deletes waits in heap_update / heap_delete too.
+        // (ON CONFLICT DO UPDATE and a foreign-key check lock the row first, whatever comes after.)
+        const changes =
+          (item.mode === 'NoKeyUpdate' || item.mode === 'Update') && !cls?.onConflict && cteChanges(st.sql, item.tuple.relation)
+            ? item.deletes
+              ? 'delete'
+              : 'update'
+            : 'lock';
+        const verb = cls?.verb === 'update' ? 'update' : cls?.verb === 'delete' ? 'delete' : changes;
         // ON CONFLICT's pre-check waits for a conflicting row's updater or deleter before the
         // row is locked (a locker only is waited for by heap_lock_tuple, "while locking").
         const precheck = cls?.onConflict === true && conflicting.some((h) => h.mode === 'Update' || h.mode === 'NoKeyUpdate');

@@ -88,7 +88,8 @@ export interface RelationInfo {
 /** One lock a statement takes, in acquisition order (model/plan.ts). */
 export type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
-  | { kind: 'row'; tuple: TupleId; mode: RowLockMode }
+  /** `deletes`: the statement deletes the row (mode Update without a new version). */
+  | { kind: 'row'; tuple: TupleId; mode: RowLockMode; deletes?: true }
   | { kind: 'key'; index: string; key: string; ctid?: string; table?: string; exclusion?: true }
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
 

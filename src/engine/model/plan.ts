@@ -12,7 +12,7 @@ export function buildPlan(
   st: ParsedStatement,
   before: LockSample,
   after: LockSample,
-  touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode }[],
+  touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string }[],
 ): PlanItem[] {
   const order = st.cls.kind === 'dml' ? st.cls.relations : [];
   const rank = (name: string) => {
@@ -68,7 +68,12 @@ export function buildPlan(
   // Advisory locks taken by functions in the WHERE clause or target list are evaluated while the
   // scan finds a row, before that row is locked (isolation spec tuplelock-update relies on it).
   for (const t of touched)
-    plan.push({ kind: 'row', tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset }, mode: t.mode });
+    plan.push({
+      kind: 'row',
+      tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset },
+      mode: t.mode,
+      ...(t.mode === 'Update' && !t.newCtid ? { deletes: true as const } : {}),
+    });
   return plan;
 }
 

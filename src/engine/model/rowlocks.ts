@@ -29,7 +29,12 @@ export function tupleKey(t: TupleId): string {
 
 /** Which sessions hold which tuples, in the order the lockers arrived (multixact member order). */
 export class RowLockTable {
-  private rows = new Map<string, { tuple: TupleId; holders: RowHolder[] }>();
+  /**
+   * `multiMode`: the strongest mode of the multixact last written into the tuple's xmax, as its
+   * infomask bits record it (GetMultiXactIdHintBits). A member that ends leaves the bits as they
+   * are until the next locker writes a new xmax.
+   */
+  private rows = new Map<string, { tuple: TupleId; holders: RowHolder[]; multiMode?: RowLockMode }>();
 
   /** Other sessions' holds on `t` that conflict with `mode`, oldest first. */
   conflicting(t: TupleId, mode: RowLockMode, session: string): RowHolder[] {
@@ -64,6 +69,19 @@ export class RowLockTable {
     const same = e.holders.find((h) => h.session === session && h.depth === depth);
     if (same) same.mode = strongerRowMode(same.mode, mode);
     else e.holders.push({ session, mode, depth, xid });
+    // A new xmax: a multixact of the running members when more than one (sub)transaction holds the row.
+    const multi = new Set(e.holders.map((h) => h.xid)).size > 1;
+    e.multiMode = multi ? e.holders.map((h) => h.mode).reduce((a, b) => strongerRowMode(a, b)) : undefined;
+  }
+
+  /**
+   * Whether the tuple's multixact infomask says an exclusive lock or an update (heap_lock_tuple's
+   * HEAP_XMAX_IS_EXCL_LOCKED / !HEAP_XMAX_IS_LOCKED_ONLY), though the member that took it may have
+   * ended (a rolled-back subtransaction's FOR UPDATE).
+   */
+  multiExclusive(t: TupleId): boolean {
+    const m = this.rows.get(tupleKey(t))?.multiMode;
+    return m === 'ForNoKeyUpdate' || m === 'ForUpdate' || m === 'NoKeyUpdate' || m === 'Update';
   }
 
   /** Drops a session's locks taken at `minDepth` or deeper (all of them with 0). */
@@ -119,7 +137,12 @@ export class RowLockTable {
   /** A deep copy. */
   clone(): RowLockTable {
     const c = new RowLockTable();
-    for (const [k, e] of this.rows) c.rows.set(k, { tuple: { ...e.tuple }, holders: e.holders.map((h) => ({ ...h })) });
+    for (const [k, e] of this.rows)
+      c.rows.set(k, {
+        tuple: { ...e.tuple },
+        holders: e.holders.map((h) => ({ ...h })),
+        ...(e.multiMode ? { multiMode: e.multiMode } : {}),
+      });
     return c;
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { EngineContext } from '../context';
 import { EngineInternalError } from '../errors';
+import { indexScannedRelations } from '../approximations';
 import type { CatalogTable, DryRun, LockSample, PlanItem } from '../model/facts';
 import type { LockMode, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
@@ -109,6 +110,101 @@ function stagedPartialLocks(o: Sess): string {
         `SELECT ctid FROM ONLY ${ident(r.tuple.relation)} WHERE ctid = '(${r.tuple.block},${r.tuple.offset})'::tid ${lockClause(r.mode)} SKIP LOCKED;\n`,
     )
     .join('');
+}
+
+/**
+ * A multi-row UPDATE or DELETE whose plan reads its target through an index (`id IN (…)` on the
+ * primary key: a Bitmap Heap Scan, or an Index Scan with `id = ANY (…)`) meets its rows in the
+ * order the index leads to them, not in the order of the versions' own places, which the
+ * tuple-header scan lists them in. An UPDATE's new versions go onto the heap in the order it
+ * processed the rows (inProcessingOrder). A DELETE writes none: a bitmap scan's order is that
+ * of the rows' HOT chain roots (heapRootOrder); an Index Scan's key order is not known here.
+ */
+async function inScanOrder(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  plan: PlanItem[],
+  created: ReadonlyMap<string, string>,
+): Promise<PlanItem[]> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || !cls.target || (cls.verb !== 'update' && cls.verb !== 'delete')) return plan;
+  const scan = await targetIndexScan(eng, s, st, plan);
+  if (!scan) return plan;
+  if (cls.verb === 'update') return inProcessingOrder(plan, created);
+  return scan === 'bitmap' ? heapRootOrder(eng, plan, cls.target.relname) : plan;
+}
+
+/**
+ * How an UPDATE's or DELETE's plan reads its target, of which it locks two rows or more, when
+ * through an index (indexScannedRelations); undefined otherwise.
+ */
+export async function targetIndexScan(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  plan: PlanItem[],
+): Promise<'index' | 'bitmap' | undefined> {
+  const cls = st.cls;
+  if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target) return undefined;
+  if (plan.filter((p) => p.kind === 'row' && p.tuple.relation === cls.target!.relname).length < 2) return undefined;
+  // The session's settings (enable_seqscan, …) choose the plan too; the block undoes them.
+  const r = await eng.ex.run(`BEGIN;\n${gucSql(eng, s)}EXPLAIN (FORMAT JSON) ${st.sql}`);
+  await eng.ex.run('ROLLBACK');
+  const explained = r.error ? undefined : r.results[1 + gucCount(eng, s)]?.rows?.[0]?.[0];
+  return indexScannedRelations(explained).get(cls.target.relname);
+}
+
+/**
+ * The plan's rows of `relname` in the order of their HOT chains' roots (the line pointer an
+ * index entry points to: a redirect, or the first version of the chain), as a Bitmap Heap Scan
+ * meets them; other items keep their places.
+ */
+async function heapRootOrder(eng: EngineContext, plan: PlanItem[], relname: string): Promise<PlanItem[]> {
+  const slots = plan.flatMap((p, i) => (p.kind === 'row' && p.tuple.relation === relname ? [i] : []));
+  const first = slots.length ? (plan[slots[0]] as Extract<PlanItem, { kind: 'row' }>).tuple.oid : 0;
+  const blocks = [...new Set(slots.map((i) => (plan[i] as Extract<PlanItem, { kind: 'row' }>).tuple.block))];
+  const root = new Map<string, number>();
+  for (const blk of blocks) {
+    const r = await eng.ex.run(
+      `SELECT lp, lp_flags, lp_off, t_ctid::text, t_infomask2 FROM ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(${first}::regclass::text, ${blk}))`,
+    );
+    if (r.error) return plan;
+    const rows = (r.results[0]?.rows ?? []).map(([lp, flags, off, ctid, im2]) => ({
+      lp: Number(lp),
+      flags: Number(flags),
+      off: Number(off),
+      ctid: ctid ?? '',
+      im2: Number(im2 ?? 0),
+    }));
+    const HEAP_HOT_UPDATED = 0x4000;
+    const HEAP_ONLY_TUPLE = 0x8000;
+    const next = new Map<number, number>();
+    for (const t of rows) {
+      if (t.flags === 2) next.set(t.lp, t.off);
+      else if (t.flags === 1 && t.im2 & HEAP_HOT_UPDATED) {
+        const [b, o] = t.ctid.slice(1, -1).split(',').map(Number);
+        if (b === blk && o !== t.lp) next.set(t.lp, o);
+      }
+    }
+    for (const t of rows) {
+      if (!(t.flags === 2 || (t.flags === 1 && !(t.im2 & HEAP_ONLY_TUPLE)))) continue;
+      const seen = new Set<number>();
+      for (let at: number | undefined = t.lp; at !== undefined && !seen.has(at); at = next.get(at)) {
+        seen.add(at);
+        root.set(`${blk}:${at}`, t.lp);
+      }
+    }
+  }
+  const items = slots.map((i) => plan[i] as Extract<PlanItem, { kind: 'row' }>);
+  const key = (p: Extract<PlanItem, { kind: 'row' }>) => [p.tuple.block, root.get(`${p.tuple.block}:${p.tuple.offset}`) ?? p.tuple.offset];
+  const sorted = items
+    .map((p, i) => ({ p, i, k: key(p) }))
+    .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.i - b.i)
+    .map((x) => x.p);
+  const out = [...plan];
+  slots.forEach((slot, i) => (out[slot] = sorted[i]));
+  return out;
 }
 
 /**
@@ -359,6 +455,7 @@ export async function dryRunInner(
     inserted.push(...excl.own);
   }
   if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
+  else if (!raw.error) plan = await inScanOrder(eng, s, st, plan, created);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';
