@@ -691,6 +691,9 @@ const undo: Flow = {
     const d2 = diffViews(seen[k - 2], await ctx.view());
     assert(d2.length === 0, `after ←, the state differs from step ${k - 2}:\n${d2.join('\n')}`);
     await ctx.key('ArrowRight', k - 1);
+    // The address bar follows the step a frame after it is drawn (App.svelte's syncUrl); a reload
+    // before that frame would rebuild the step before.
+    await ctx.expectUrl(`#/lessons/${id}/step/${k - 1}`, 'before reload');
     // Reload the URL: the same step is rebuilt from scratch by a new engine.
     await ctx.page.reload();
     await ctx.waitForCursor(k - 1, 'reload', 40_000);
