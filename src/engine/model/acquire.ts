@@ -98,25 +98,26 @@ export function walkPlan(
       case 'row': {
         if (eng.rows.covers(item.tuple, s.name, item.mode)) continue;
         const conflicting = eng.rows.conflicting(item.tuple, item.mode, s.name);
+        // The row's heavyweight tuple lock (README.tuplock), taken before a wait or a contested FOR SHARE.
+        const ttag: LockTag = {
+          type: 'tuple',
+          relation: item.tuple.relation,
+          oid: item.tuple.oid,
+          block: item.tuple.block,
+          offset: item.tuple.offset,
+        };
+        const tmode = tupleLockMode(item.mode);
         if (!conflicting.length) {
           // heap_lock_tuple's FOR SHARE skips the sleep only when the infomask shows no exclusive
           // lock: a multixact whose bits still say exclusive (its FOR UPDATE member rolled back to
           // a savepoint) makes it take the tuple lock first, behind a waiter that holds it, and
           // NOWAIT fails there. A transaction already holding a lock on the row skips the tuple lock.
-          const ttag: LockTag = {
-            type: 'tuple',
-            relation: item.tuple.relation,
-            oid: item.tuple.oid,
-            block: item.tuple.block,
-            offset: item.tuple.offset,
-          };
           if (
             item.mode === 'ForShare' &&
             eng.rows.multiExclusive(item.tuple) &&
             eng.rows.heldMode(item.tuple, s.name) === undefined &&
             !step.tupleLocks.some((t) => sameTag(t, ttag))
           ) {
-            const tmode = tupleLockMode(item.mode);
             const r = eng.lm.acquire(s.proc, ttag, tmode, { dontWait: cls?.waitPolicy === 'nowait' });
             if (r.status === 'unavailable') {
               logRowNowait(eng, s, item.tuple, item.mode, 0);
@@ -155,14 +156,6 @@ export function walkPlan(
               (step.sawUpdaters ??= []).push({ session: h.session, vxid });
           }
         // README.tuplock: take the heavyweight tuple lock first (unless already held), then wait for the holder's xid.
-        const ttag: LockTag = {
-          type: 'tuple',
-          relation: item.tuple.relation,
-          oid: item.tuple.oid,
-          block: item.tuple.block,
-          offset: item.tuple.offset,
-        };
-        const tmode = tupleLockMode(item.mode);
         // INSERT … ON CONFLICT: the rows it inserted before this one's conflict have their index
         // entries in (inProcessingOrder), and a transaction id, while it waits for this row.
         if (passed.length) keepPassed(currentXid(eng, s));
