@@ -90,6 +90,22 @@ export function calledFunctionNames(sql: string): string[] {
   return [...names];
 }
 
+/**
+ * The `set_config(name, value, is_local)` calls written in the statement itself, by setting name
+ * (lower case) → is_local, for calls whose name and is_local are constants.
+ */
+export function setConfigCalls(sql: string): Map<string, boolean> {
+  const calls = new Map<string, boolean>();
+  treeHas(sql, (o) => {
+    const call = o.FuncCall as { funcname?: { String?: { sval?: string } }[]; args?: Record<string, unknown>[] } | undefined;
+    if (call?.funcname?.at(-1)?.String?.sval !== 'set_config' || call.args?.length !== 3) return false;
+    const [name, , local] = call.args.map((a) => a.A_Const as { sval?: { sval?: string }; boolval?: { boolval?: boolean } } | undefined);
+    if (name?.sval?.sval !== undefined && local?.boolval) calls.set(name.sval.sval.toLowerCase(), local.boolval.boolval === true);
+    return false;
+  });
+  return calls;
+}
+
 /** Whether the statement is a DO block with an EXCEPTION clause. */
 export function doBlockWithException(sql: string): boolean {
   return /\bexception\b/i.test(sql) && treeHas(sql, (o) => 'DoStmt' in o);

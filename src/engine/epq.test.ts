@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AFTER_MARK, orderRowNotices, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
+import { AFTER_MARK, orderRowNotices, restrictMerge, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
 import { ROW_MARK_FUNCTIONS } from './pg/inject';
 import { loadParser } from './sql';
 
@@ -194,5 +194,30 @@ describe("restrictToTuples with row marks: the quals in PostgreSQL's cost order 
     { where: 'CASE WHEN a AND b THEN f(a) ELSE true END AND k = 1', quals: '(k = 1) AND (CASE WHEN a AND b THEN f(a) ELSE true END)' },
   ])('$where', ({ where, quals }) => {
     expect(marked(where)).toBe(quals);
+  });
+});
+
+describe('restrictMerge', () => {
+  const own = `t.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')`;
+  const r = `(t.ctid = ANY('{"(0,1)"}'::tid[]) OR ${own} OR t.xmin::text::bigint < 700)`;
+  const cases: { name: string; sql: string; expected: string | null }[] = [
+    {
+      name: 'the ON condition takes the restriction',
+      sql: "MERGE INTO inv t USING (VALUES ('a', 1)) s(sku, q) ON t.sku = s.sku WHEN MATCHED THEN UPDATE SET qty = t.qty + s.q WHEN NOT MATCHED THEN INSERT VALUES (s.sku, s.q)",
+      expected: `MERGE INTO inv t USING (VALUES ('a', 1)) s(sku, q) ON (t.sku = s.sku) AND ${r} WHEN MATCHED THEN UPDATE SET qty = t.qty + s.q WHEN NOT MATCHED THEN INSERT VALUES (s.sku, s.q)`,
+    },
+    {
+      name: 'an ON with OR is kept whole, a USING subquery with its own ON is passed over',
+      sql: 'MERGE INTO inv t USING (SELECT a.sku FROM a JOIN b ON a.id = b.id) s ON t.sku = s.sku OR t.sku IS NULL WHEN MATCHED THEN DELETE',
+      expected: `MERGE INTO inv t USING (SELECT a.sku FROM a JOIN b ON a.id = b.id) s ON (t.sku = s.sku OR t.sku IS NULL) AND ${r} WHEN MATCHED THEN DELETE`,
+    },
+    {
+      name: 'WHEN NOT MATCHED BY SOURCE: not restricted',
+      sql: 'MERGE INTO inv t USING s ON t.sku = s.sku WHEN MATCHED THEN DELETE WHEN NOT MATCHED BY SOURCE THEN DELETE',
+      expected: null,
+    },
+  ];
+  it.each(cases)('$name', ({ sql, expected }) => {
+    expect(restrictMerge(sql, 't', ['(0,1)'], 700)).toBe(expected);
   });
 });

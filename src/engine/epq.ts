@@ -106,6 +106,55 @@ export function restrictToTuples(
 }
 
 /**
+ * A MERGE restricted as EvalPlanQual sees its target: the join ran under the statement's
+ * snapshot, so a target row joins only if that snapshot saw it (a version committed before the
+ * statement started, `horizon`), the session wrote it, or it is the newest version of a row the
+ * statement found (and locked, then rechecked). A row committed by another transaction after the
+ * snapshot is not there for the join: its source row goes to WHEN NOT MATCHED (an INSERT that
+ * then meets the committed key, 23505), as in PostgreSQL, where a re-run under a new snapshot
+ * would have matched it. The restriction joins the ON condition. Null when it cannot be placed
+ * (a WHEN NOT MATCHED BY SOURCE clause: the re-run then sees the target afresh).
+ */
+export function restrictMerge(sql: string, target: string, ctids: string[], horizon: number): string | null {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  let tokens: SqlToken[];
+  try {
+    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
+  } catch {
+    return null;
+  }
+  let depth = 0;
+  let using = false;
+  let on = -1;
+  let when = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i];
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') depth++;
+    else if (tok.text === ')') depth--;
+    else if (depth === 0) {
+      if (word === 'USING') using = true;
+      else if (word === 'ON' && using && on < 0) on = tok.end;
+      else if (word === 'WHEN' && on >= 0 && when < 0) when = tok.start;
+      // WHEN NOT MATCHED BY SOURCE: a row the snapshot did not see is not there for it either,
+      // but its condition cannot take the restriction (no subqueries in a WHEN condition).
+      else if (word === 'SOURCE' && when >= 0 && tokens[i - 1]?.text.toUpperCase() === 'BY') return null;
+    }
+  }
+  if (on < 0 || when < 0) return null;
+  const t = quote(target);
+  const found = ctids.some((c) => c.includes(':'))
+    ? null
+    : `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  if (!found) return null;
+  const own = `${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')`;
+  const restriction = `(${found} OR ${own} OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)})`;
+  return `${slice(0, on)} (${slice(on, when).trim()}) AND ${restriction} ${slice(when, bytes.length)}`;
+}
+
+/**
  * The statement with the body of its locking CTE `cte` restricted as restrictToTuples restricts a
  * locking SELECT, and the rest left as it is: the CTE's LockRows waited, so it is the CTE's scan
  * that rechecks the row and goes on to the next one of its input (a `LIMIT 1` job queue), while

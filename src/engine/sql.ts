@@ -69,6 +69,8 @@ export type Classified =
       droppedIndexes?: string[];
       /** The one relation whose rows an UPDATE/DELETE/locking SELECT targets: its name and how the statement refers to it. */
       target?: { relname: string; ref: string };
+      /** MERGE: its target table and how the statement refers to it (EvalPlanQual restricts its join, epq.ts restrictMerge). */
+      mergeTarget?: { relname: string; ref: string };
       /** A CTE of the statement that is a single-table locking SELECT (`WITH job AS (SELECT … FOR UPDATE LIMIT 1) UPDATE …`). */
       lockingCte?: { name: string; relname: string; ref: string };
       /** A locking subquery in the WHERE clause of an UPDATE/DELETE (`WHERE id = (SELECT … FOR UPDATE LIMIT 1)`, sublink.ts). */
@@ -447,6 +449,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   if (type === 'UpdateStmt' || type === 'DeleteStmt') target = named(rv(body.relation));
   else if (lockingSelect && Array.isArray(sel!.fromClause) && sel!.fromClause.length === 1)
     target = named((sel!.fromClause[0] as Node).RangeVar as Node | undefined);
+  const mergeTarget = type === 'MergeStmt' ? named(rv(body.relation)) : undefined;
   let lockingCte: { name: string; relname: string; ref: string } | undefined;
   for (const c of ((body.withClause as Node | undefined)?.ctes as Node[] | undefined) ?? []) {
     const cte = c.CommonTableExpr as Node | undefined;
@@ -464,6 +467,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     lockingSelect,
     ...(droppedIndexes.length ? { droppedIndexes } : {}),
     ...(target ? { target } : {}),
+    ...(mergeTarget ? { mergeTarget } : {}),
     ...(lockingCte ? { lockingCte } : {}),
     ...(lockingSublink ? { lockingSublink } : {}),
     ...(onConflict ? { onConflict: true as const } : {}),

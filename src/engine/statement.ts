@@ -1,6 +1,6 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
-import { ORDER_COLUMN, restrictCte, restrictToTuples, tagOrder } from './epq';
+import { ORDER_COLUMN, restrictCte, restrictMerge, restrictToTuples, tagOrder } from './epq';
 import { epqCovers, epqKey, epqRow } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
@@ -40,7 +40,7 @@ import {
 } from './pg/catalog';
 import { calledFunctionNames, doBlockWithException } from './approximations';
 import { dryRun } from './pg/dryRun';
-import { afterSet } from './pg/gucs';
+import { afterSet, afterStatementGucs } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
 import { rowChangedByCommit } from './pg/rowChanged';
@@ -540,7 +540,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
   // its rows), or the target's.
-  const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.lockingSublink ?? st.cls.target) : undefined;
+  const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.lockingSublink ?? st.cls.target ?? st.cls.mergeTarget) : undefined;
   // A relation lock is taken while the statement is parsed, before its snapshot: after that
   // wait it scans afresh, unrestricted.
   if (outcome === 'wait' && !step.epq && step.wait?.tag.type !== 'relation' && st.cls.kind === 'dml' && scanned) {
@@ -555,7 +555,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const found = dry.plan.flatMap((p) => (p.kind === 'row' && epqCovers(scope, p.tuple.oid) ? [epqKey(scope, p.tuple)] : []));
       const held = eng.rows.heldBy(s.name).flatMap((h) => (epqCovers(scope, h.tuple.oid) ? [epqKey(scope, h.tuple)] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
-      const horizon = st.cls.verb === 'select' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
+      // A MERGE's join saw the target as its snapshot did (restrictMerge).
+      const horizon = st.cls.verb === 'select' || st.cls.verb === 'merge' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       const modes: Record<string, RowLockMode> = {};
       for (const p of dry.plan) if (p.kind === 'row' && epqCovers(scope, p.tuple.oid)) modes[epqKey(scope, p.tuple)] ??= p.mode;
       // WHERE CURRENT OF targets the cursor's row alone.
@@ -645,6 +646,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       dry.plan.flatMap((p) => (p.kind === 'adv' && p.sessionLevel ? [p] : [])),
     );
   if (st.cls.kind === 'set' || st.cls.kind === 'show') await afterSet(eng, s, st);
+  else if (dry.gucsAfter && (await afterStatementGucs(eng, s, st, dry.gucsAfter)) && dry.entry?.kind === 'sql') dry.entry.setsGucs = true;
   const maintenance = st.cls.kind === 'dml' ? st.cls.maintenance : undefined;
   step.results.push(...(maintenance ? dry.raw.results.map((r) => ({ ...r, command: maintenance.command })) : dry.raw.results));
   step.notices.push(...notices);
@@ -1017,6 +1019,11 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   const sub = st.cls.lockingSublink;
   if (sub) {
     const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+    return sql ? { sql, cls: st.cls } : st;
+  }
+  const merge = st.cls.mergeTarget;
+  if (merge && !st.cls.target && epq.horizon !== undefined && !epq.children) {
+    const sql = restrictMerge(st.sql, merge.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
     return sql ? { sql, cls: st.cls } : st;
   }
   if (!st.cls.target) return st;

@@ -107,6 +107,11 @@ export interface DryRun {
   injectedFired?: number;
   /** What to append to the session's transaction log (null: nothing to replay). */
   entry: LogEntry | null;
+  /**
+   * The tracked settings (name, setting, unit, shown) as the statement left them, read when it
+   * could change them (set_config, a SET inside a function): compared with the session's own.
+   */
+  gucsAfter?: (string | null)[][];
   /** SERIALIZABLE: what the statement's scan examined (its SIREAD targets), which of them are new, and what it wrote. */
   ssi?: { scope: PredTarget[]; added: PredTarget[]; writes: SsiWrite[]; indexEntriesRead?: number; emptyTables?: Set<number> };
   /** The PGlite xid of this run's transaction (row versions committed earlier have smaller xmins). */

@@ -32,4 +32,9 @@ export interface Injection {
   error: PgMessage;
 }
 
-export type LogEntry = { kind: 'sql'; sql: string; command: string } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };
+/**
+ * `setsGucs`: the statement changed a setting (`set_config`, a SET inside a function it called);
+ * replayed as SQL it changes it again, so a replay applies the session's SET lists once more after it.
+ */
+export type LogEntry =
+  { kind: 'sql'; sql: string; command: string; setsGucs?: true } | { kind: 'image'; ops: ImageOp[]; command: string; sql: string };

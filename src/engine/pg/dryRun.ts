@@ -26,6 +26,7 @@ import {
   relSql,
   replayNeedsReplica,
   replaySql,
+  replayedGucsAgain,
   setsRole,
   verifyReplay,
 } from './replay';
@@ -34,6 +35,7 @@ import { exclusionKeys } from './exclusion';
 import { injectionSql, rowMarkSql, takeInjectionMarkers } from './inject';
 import { orderRowNotices } from '../epq';
 import { shadowSql } from './shadows';
+import { hasUserFunctions } from './catalog';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
 import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, type SubcommittedScan } from './pageScan';
@@ -234,6 +236,9 @@ export async function dryRunInner(
   // SET, SHOW and LOCK TABLE run without a snapshot (PlannedStmtRequiresSnapshot): under
   // REPEATABLE READ / SERIALIZABLE the transaction snapshot is taken by the first other statement.
   const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
+  // A setting the statement changes (set_config, a SET in a function it calls) is read back after
+  // it. Asked before beginSql: a staged snapshot import expects the very next transaction.
+  const mayChangeGucs = st.cls.kind === 'dml' && (/set_config/i.test(st.sql) || (await hasUserFunctions(eng)));
   const begin = await beginSql(eng, s, needsSnapshot);
   const shadow = shadowSql(eng, s, st);
   if (triggersOff) {
@@ -272,6 +277,7 @@ export async function dryRunInner(
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
     .add('advisory', advisoryPrefix, advisoryHolds.length)
     .add('replay', replay.sql, replay.checks.length)
+    .add(...replayedGucsAgain(eng, s))
     .add('shadow', shadow.sql, shadow.count)
     .add('entries', entriesSql ? `${indexEntriesSql(eng, true)};\n` : '', entriesSql ? 1 : 0)
     // READ ONLY after the replay (a transaction may turn read-only after it wrote): PGlite
@@ -286,12 +292,14 @@ export async function dryRunInner(
   const scanAlong =
     st.cls.kind === 'dml' ? st.cls.verb !== 'select' || st.cls.lockingSelect : st.cls.kind !== 'set' && st.cls.kind !== 'show';
   const first = merged ? 'statement' : 'cursor';
+  const watchGucs = mayChangeGucs && merged;
   if (merged)
     b.add('statement', `;\n${st.sql}`, 1)
       // Under a SET ROLE, what the engine reads after the statement (raw pages) is read as the superuser.
       .add('unrole', role ? ';\nSET LOCAL ROLE NONE' : '', role ? 1 : 0)
       // With the tuple scan, the sample and the scan's pages come in one statement (pageScan.ts).
-      .add('after', `;\n${scanAlong ? FOOTPRINT_SQL : LOCK_SAMPLE_SQL}`, 1);
+      .add('after', `;\n${scanAlong ? FOOTPRINT_SQL : LOCK_SAMPLE_SQL}`, 1)
+      .add('gucsAfter', watchGucs ? ';\nEXECUTE lockstep_gucs' : '', watchGucs ? 1 : 0);
   else addCursor(b, st.sql);
   const all = await b.run(eng.ex);
   // An error before the statement is the replay's: an engine error, not the statement's.
@@ -464,6 +472,7 @@ export async function dryRunInner(
   }
   // The dry run's own (top-level) xid: every version committed before it ran has a smaller xmin.
   const horizon = !raw.error && after.xids.size ? Math.min(...after.xids) : undefined;
+  const gucsAfter = watchGucs && !raw.error ? all.get('gucsAfter')?.rows : undefined;
   return {
     raw,
     plan,
@@ -476,6 +485,7 @@ export async function dryRunInner(
     ...(ssi ? { ssi } : {}),
     ...(horizon !== undefined ? { horizon } : {}),
     ...(remodified ? { remodified: true as const } : {}),
+    ...(gucsAfter ? { gucsAfter } : {}),
   };
 }
 

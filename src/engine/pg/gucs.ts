@@ -1,6 +1,7 @@
 /** Session settings (GUCs) as PGlite computes them: timeouts and the isolation default. */
 import type { EngineContext } from '../context';
-import { gucSql } from './replay';
+import { gucSql, literal } from './replay';
+import { calledFunctionNames, setConfigCalls } from '../approximations';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { IsolationLevel } from '../types';
@@ -58,3 +59,48 @@ async function readGucs(eng: EngineContext, sets: string): Promise<(string | nul
 
 /** Distinct SET lists remembered per executor before the memo starts over. */
 const GUC_MEMO_SIZE = 512;
+
+/**
+ * The settings a statement changed without being a SET: `set_config(…)`, or a SET or set_config
+ * inside a function it called (one without its own SET clause for that setting, which would have
+ * put it back on return). Each change is recorded as the SET that makes it, in the transaction's
+ * lists like a SET statement (afterSet), so it becomes the session's at COMMIT, goes with a failed
+ * block or ROLLBACK TO, and the timers read it. Returns whether anything changed.
+ */
+export async function afterStatementGucs(eng: EngineContext, s: Sess, st: ParsedStatement, rows: (string | null)[][]): Promise<boolean> {
+  const was = new Map(eng.ex.defaultGucs.map((r) => [r[0]!, r[3]]));
+  for (const [name, shown] of Object.entries(s.gucs)) was.set(name, shown);
+  const changed = rows.filter((r) => r[0] && was.get(r[0]) !== r[3]);
+  if (!changed.length) return false;
+  const written = setConfigCalls(st.sql);
+  const txn = s.txn!;
+  for (const [name, , , shown] of changed) {
+    const local = written.get(name!) ?? (await localInFunction(eng, name!, calledFunctionNames(st.sql)));
+    const sql = `SET ${local ? 'LOCAL ' : ''}${name} = ${literal(shown ?? '')}`;
+    if (local) txn.localSets.push(sql);
+    else {
+      txn.sets.push(sql);
+      if (txn.localSets.length) txn.localSets.push(sql);
+    }
+  }
+  await refreshSessionGucs(eng, s);
+  return true;
+}
+
+/**
+ * Whether a change of `name` made inside a function was a transaction-local one: the source of
+ * a function the statement calls (of any user function that sets it, when the change came from
+ * deeper down) sets it with SET LOCAL or set_config(…, true). The source is read as text, not
+ * parsed, so a function that does both ways is taken as local.
+ */
+async function localInFunction(eng: EngineContext, name: string, called: string[]): Promise<boolean> {
+  const r = await eng.ex.must(
+    `SELECT p.proname, p.prosrc FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND p.prosrc ILIKE ${literal(`%${name}%`)}`,
+  );
+  const esc = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const setLocal = new RegExp(`\\bset\\s+local\\s+${esc}\\b`, 'i');
+  const configLocal = new RegExp(`set_config\\s*\\(\\s*'${esc}'[^;]*,\\s*true\\s*\\)`, 'i');
+  const direct = r.filter(([fn]) => called.includes(fn!));
+  return (direct.length ? direct : r).some(([, src]) => setLocal.test(src ?? '') || configLocal.test(src ?? ''));
+}

@@ -230,6 +230,15 @@ export function replayNeedsReplica(eng: EngineContext, s: Sess): boolean {
   return false;
 }
 
+/**
+ * The session's SET lists once more, for after a replay of a statement that changed a setting
+ * (`setsGucs`): it sets it again there, over a SET the session ran after it.
+ */
+export function replayedGucsAgain(eng: EngineContext, s: Sess): [string, string, number] {
+  const again = s.txn?.log.some((e) => e.kind === 'sql' && e.setsGucs);
+  return ['gucsAgain', again ? gucSql(eng, s) : '', again ? gucCount(eng, s) : 0];
+}
+
 /** How many results gucSql produces. */
 export function gucCount(eng: EngineContext, s: Sess): number {
   const t = s.txn;
@@ -263,12 +272,20 @@ export async function commitReplay(
     ...(role ? { role: 'off' as const } : {}),
   });
   const begin = await beginSql(eng, s, false);
+  const resets = gucCount(eng, s) > 0 || s.txn!.log.some((e) => e.kind === 'sql');
   const r = await new Batch()
     .add('begin', begin.sql, begin.count)
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
     .add('replay', replay.sql, replay.checks.length)
+    .add(...replayedGucsAgain(eng, s))
     .add('ctidMap', `SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\n`, 1)
-    .add('end', `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()${role ? ';\nRESET ROLE' : ''}`, role ? 4 : 3)
+    // The SETs, committed with the rest, would stay on PGlite's one backend for the other sessions
+    // (RESET ALL leaves the role alone: GUC_NO_RESET_ALL).
+    .add(
+      'end',
+      `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()${resets ? ';\nRESET ALL' : ''}${role ? ';\nRESET ROLE' : ''}`,
+      3 + Number(resets) + Number(role),
+    )
     .run(eng.ex);
   if (r.error) {
     await eng.ex.run('ROLLBACK');
