@@ -88,6 +88,7 @@ export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
   eng.userFunctions = null;
+  eng.advisoryFunctions = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);

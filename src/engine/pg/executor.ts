@@ -16,6 +16,7 @@ import { SHADOW_DDL } from './diagnostics';
 import { CATALOG_DEF, EXCEPTION_FUNCTIONS_SQL, LOCK_SAMPLE_DEF, RELATIONS_DEF, SEQUENCES_SQL, tupleScanSql } from './footprint';
 import { FOOTPRINT_DEF } from './pageScan';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA } from './names';
+import { advisoryOrderDdl } from './advisoryOrder';
 import { parseQueryResponse, queryMessage } from './wire';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA };
@@ -164,6 +165,7 @@ export class PgliteExecutor {
         `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
          CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig text NOT NULL, cur tid NOT NULL);
          ${tryAdvisoryShadows()};
+         ${advisoryOrderDdl()};
          ${SHADOW_DDL}`,
       );
       if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
