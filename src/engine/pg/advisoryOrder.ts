@@ -26,10 +26,11 @@ const CALLS_ADVISORY = /\bpg_advisory(?:_xact)?_lock(?:_shared)?\s*\(/i;
  * ended keeps its xid in the tuple header but no longer in pg_locks) or a multixact; the dry run
  * keeps those whose locker is the statement's own. A call in a subtransaction that rolls back
  * takes its note with it, as it does its lock. The note is taken with the engine's rights
- * (SECURITY DEFINER: pageinspect needs a superuser, a scenario may SET ROLE).
+ * (SECURITY DEFINER: pageinspect needs a superuser, a scenario may SET ROLE), and lives next to
+ * the shadows, in the one engine schema every role may use.
  */
 export function advisoryOrderDdl(): string {
-  const note = `CREATE FUNCTION ${INTERNAL_SCHEMA}.advisory_note(tag text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+  const note = `CREATE FUNCTION ${ADVISORY_ORDER_SCHEMA}.lockstep_note(tag text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
 DECLARE rows text;
 BEGIN
   WITH mine AS MATERIALIZED (SELECT l.locktype, l.relation, l.mode, l.transactionid FROM pg_catalog.pg_locks l
@@ -49,6 +50,7 @@ BEGIN
   PERFORM pg_catalog.set_config('${ADVISORY_MARKS_GUC}',
     coalesce(pg_catalog.current_setting('${ADVISORY_MARKS_GUC}', true), '') || tag || '=' || coalesce(rows, '') || ';', true);
 END $fn$`;
+  // Every role the scenario may SET calls the shadows, and through them the note.
   const out = [`CREATE SCHEMA ${ADVISORY_ORDER_SCHEMA}`, `GRANT USAGE ON SCHEMA ${ADVISORY_ORDER_SCHEMA} TO PUBLIC`, note];
   const low = `(CASE WHEN (k & 4294967295) >= 2147483648 THEN (k & 4294967295) - 4294967296 ELSE k & 4294967295 END)`;
   for (const name of SHADOWED) {
@@ -56,12 +58,12 @@ END $fn$`;
     out.push(
       `CREATE FUNCTION ${ADVISORY_ORDER_SCHEMA}.${name}(k bigint) RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
-  PERFORM ${INTERNAL_SCHEMA}.advisory_note((k >> 32)::int || '/' || ${low} || '/1/${mode}');
+  PERFORM ${ADVISORY_ORDER_SCHEMA}.lockstep_note((k >> 32)::int || '/' || ${low} || '/1/${mode}');
   PERFORM pg_catalog.${name}(k);
 END $fn$`,
       `CREATE FUNCTION ${ADVISORY_ORDER_SCHEMA}.${name}(a int, b int) RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
-  PERFORM ${INTERNAL_SCHEMA}.advisory_note(a || '/' || b || '/2/${mode}');
+  PERFORM ${ADVISORY_ORDER_SCHEMA}.lockstep_note(a || '/' || b || '/2/${mode}');
   PERFORM pg_catalog.${name}(a, b);
 END $fn$`,
     );
