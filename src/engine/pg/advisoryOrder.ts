@@ -76,19 +76,17 @@ export const ADVISORY_MARKS_SQL = `SELECT pg_catalog.current_setting('${ADVISORY
 
 /**
  * Whether the statement may call an advisory lock function in a place the order matters: its own
- * text calls one, or a user function (or trigger function) whose body calls one exists.
+ * text calls one, or a committed user function (or trigger function) whose body calls one exists
+ * (read with the catalog, catalog.ts).
  */
-export async function notesAdvisoryOrder(eng: EngineContext, st: ParsedStatement): Promise<boolean> {
+export function notesAdvisoryOrder(eng: EngineContext, st: ParsedStatement): boolean {
   if (st.cls.kind !== 'dml') return false;
-  if (CALLS_ADVISORY.test(st.sql)) return true;
-  if (eng.advisoryFunctions == null) {
-    const r = await eng.ex.run(
-      `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE p.oid >= 16384 AND n.nspname NOT LIKE '${INTERNAL_SCHEMA}%' AND p.prosrc ~* 'pg_advisory(_xact)?_lock' LIMIT 1`,
-    );
-    eng.advisoryFunctions = !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
-  }
-  return eng.advisoryFunctions;
+  return CALLS_ADVISORY.test(st.sql) || eng.advisoryFunctions === true;
 }
+
+/** The user functions whose body calls an advisory lock function (prepared with the engine's statements). */
+export const ADVISORY_FUNCTIONS_DEF = `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+  WHERE p.oid >= 16384 AND n.nspname NOT LIKE '${INTERNAL_SCHEMA}%' AND p.prosrc ~* 'pg_advisory(_xact)?_lock' LIMIT 1`;
 
 /** One call of a shadowed function: its lock ("key1/key2/field4/mode") and the rows locked by then. */
 export interface AdvisoryCall {

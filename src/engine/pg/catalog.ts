@@ -91,13 +91,17 @@ export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
   eng.userFunctions = null;
-  eng.advisoryFunctions = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
-  const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
+  // Whether a user function calls an advisory lock function is read here too: a dry run cannot
+  // ask on its own once the snapshot it imports is staged for the next transaction.
+  const r = await eng.ex.run(
+    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions',
+  );
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
   eng.relNames = null;
   eng.sequences = (r.results[2]?.rows ?? []).map((row) => row[0]!);
+  eng.advisoryFunctions = (r.results[3]?.rows?.length ?? 0) > 0;
 }
 
 /**

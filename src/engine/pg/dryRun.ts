@@ -237,7 +237,7 @@ export async function dryRunInner(
   const needsSnapshot = !(st.cls.kind === 'set' || st.cls.kind === 'show' || (st.cls.kind === 'dml' && st.cls.verb === 'lock'));
   const begin = await beginSql(eng, s, needsSnapshot);
   // A probe's own shadows (prelude) come first on the search_path: the order is not noted then.
-  const noteOrder = !prelude && (await notesAdvisoryOrder(eng, st));
+  const noteOrder = !prelude && notesAdvisoryOrder(eng, st);
   const shadow = shadowSql(eng, s, st, noteOrder);
   if (triggersOff) {
     shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
