@@ -18,6 +18,8 @@ export interface EngineContext extends ModelState {
   exceptionFunctions?: Set<string> | null;
   /** Whether any user SQL or PL/pgSQL function exists, read once per catalog (null: not read yet). */
   userFunctions?: boolean | null;
+  /** Whether a committed user function's body calls an advisory lock function, read with the catalog. */
+  advisoryFunctions?: boolean | null;
   /**
    * Whether this engine has changed PGlite by more than row writes to user tables: DDL (or any
    * statement replayed as text) committed, a VACUUM, setup SQL. Until then a TRUNCATE of the

@@ -64,6 +64,8 @@ export interface TupleTouch {
   own: boolean;
   /** The (sub)transaction id that took the lock: with per-row savepoints it gives the processing order. */
   xid: number;
+  /** The first of the statement's advisory lock calls made once this row was locked (pg/advisoryOrder.ts); none: after them all. */
+  call?: number;
 }
 
 /** A tuple a statement created. */
@@ -88,10 +90,14 @@ export interface RelationInfo {
 /** One lock a statement takes, in acquisition order (model/plan.ts). */
 export type PlanItem =
   | { kind: 'rel'; tag: LockTag & { type: 'relation' }; mode: LockMode; name: string }
-  /** `deletes`: the statement deletes the row (mode Update without a new version). */
-  | { kind: 'row'; tuple: TupleId; mode: RowLockMode; deletes?: true }
+  /**
+   * `deletes`: the statement deletes the row (mode Update without a new version). `lockedBefore`:
+   * the first of the statement's advisory calls made once the row was locked (inCallOrder).
+   */
+  | { kind: 'row'; tuple: TupleId; mode: RowLockMode; deletes?: true; lockedBefore?: number }
   | { kind: 'key'; index: string; key: string; ctid?: string; table?: string; exclusion?: true }
-  | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean };
+  /** `call`: the statement's first call that asked for the lock, counted as the dry run noted them (inCallOrder). */
+  | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean; call?: number };
 
 /** A dry run's findings: the facts about one statement the model consumes. */
 export interface DryRun {

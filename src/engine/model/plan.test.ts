@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanItem } from './facts';
-import { buildPlan, inProcessingOrder } from './plan';
+import { buildPlan, inCallOrder, inProcessingOrder } from './plan';
 import { newModelState } from '../state';
 import type { ParsedStatement } from '../sql';
 
@@ -98,5 +98,35 @@ describe('buildPlan: DROP INDEX locks the index right after its table', () => {
     },
   ])('$name', ({ droppedIndexes, expected }) => {
     expect(order(st(droppedIndexes))).toEqual(expected);
+  });
+});
+
+describe('inCallOrder: advisory locks among row locks, in execution order', () => {
+  const adv = (key2: number, call?: number): PlanItem => ({
+    kind: 'adv',
+    tag: { type: 'advisory', key1: 0, key2, field4: 1 },
+    mode: 'ExclusiveLock',
+    sessionLevel: false,
+    ...(call !== undefined ? { call } : {}),
+  });
+  const ranked = (offset: number, lockedBefore?: number): PlanItem => ({
+    ...row('kv', offset),
+    ...(lockedBefore !== undefined ? { lockedBefore } : {}),
+  });
+  const show = (plan: PlanItem[]) => plan.map((p) => (p.kind === 'adv' ? `adv ${p.tag.key2}` : names([p])[0]));
+  const rel = { kind: 'rel', tag: { type: 'relation', relation: 'kv', oid: 1 }, mode: 'RowExclusiveLock', name: 'kv' } as PlanItem;
+
+  it('waits for an advisory lock holding the rows a function locked before it asked', () => {
+    // UPDATE row 1; pg_advisory_xact_lock(42); UPDATE row 2.
+    expect(show(inCallOrder([rel, adv(42, 0), ranked(1, 0), ranked(2)]))).toEqual(['rel', 'row kv 1', 'adv 42', 'row kv 2']);
+  });
+
+  it('takes a WHERE clause lock before each row, and keeps a row with the index entries after it', () => {
+    const plan = [rel, adv(1, 0), adv(2, 1), ranked(1, 1), key('kv', 1, '(0,4)'), ranked(2, 2), key('kv', 2, '(0,5)')];
+    expect(show(inCallOrder(plan))).toEqual(['rel', 'adv 1', 'row kv 1', 'key kv (k)=(1)', 'adv 2', 'row kv 2', 'key kv (k)=(2)']);
+  });
+
+  it('puts a lock asked for after every row last, and leaves locks without a note first', () => {
+    expect(show(inCallOrder([rel, adv(7), adv(8, 0), ranked(1, 0)]))).toEqual(['rel', 'adv 7', 'row kv 1', 'adv 8']);
   });
 });

@@ -12,7 +12,8 @@ export function buildPlan(
   st: ParsedStatement,
   before: LockSample,
   after: LockSample,
-  touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string }[],
+  touched: { oid: number; relation: string; block: number; offset: number; mode: RowLockMode; newCtid?: string; call?: number }[],
+  advisoryCalls: readonly string[] = [],
 ): PlanItem[] {
   const order = st.cls.kind === 'dml' ? st.cls.relations : [];
   const rank = (name: string) => {
@@ -58,23 +59,48 @@ export function buildPlan(
       hadAdv.set(k, n - 1);
       continue;
     }
+    const call = advisoryCalls.indexOf(k);
     plan.push({
       kind: 'adv',
       tag: { type: 'advisory', key1: a.key1, key2: a.key2, field4: a.field4 },
       mode: a.mode,
       sessionLevel: false,
+      ...(call >= 0 ? { call } : {}),
     });
   }
-  // Advisory locks taken by functions in the WHERE clause or target list are evaluated while the
-  // scan finds a row, before that row is locked (isolation spec tuplelock-update relies on it).
+  // Before the rows here; placed among them once the rows are in processing order (inCallOrder).
   for (const t of touched)
     plan.push({
       kind: 'row',
       tuple: { oid: t.oid, relation: t.relation, block: t.block, offset: t.offset },
       mode: t.mode,
       ...(t.mode === 'Update' && !t.newCtid ? { deletes: true as const } : {}),
+      ...(t.call !== undefined ? { lockedBefore: t.call } : {}),
     });
   return plan;
+}
+
+/**
+ * Advisory locks and row locks in execution order. PostgreSQL takes each lock where the
+ * statement gets to it: an advisory lock in the WHERE clause or target list is evaluated while
+ * the scan finds a row, before that row is locked (isolation spec tuplelock-update relies on
+ * it), and a function that locks a row and then asks for an advisory lock waits for it holding
+ * the row. The dry run notes, at each advisory call, which rows were locked by then
+ * (pg/advisoryOrder.ts): each advisory lock goes before the first row not yet locked at its
+ * first call, or last when every row was. Rows keep their order, and the items that follow a
+ * row (its new version's index entries) stay with it. Advisory locks without a note (a
+ * schema-qualified call, pg_try_*) stay before the rows.
+ */
+export function inCallOrder(plan: PlanItem[]): PlanItem[] {
+  const noted = plan.filter((p): p is Extract<PlanItem, { kind: 'adv' }> => p.kind === 'adv' && p.call !== undefined);
+  if (!noted.length) return plan;
+  const out = plan.filter((p) => !(p.kind === 'adv' && p.call !== undefined));
+  for (const adv of noted.sort((a, b) => a.call! - b.call!)) {
+    const at = out.findIndex((p) => p.kind === 'row' && (p.lockedBefore ?? Infinity) > adv.call!);
+    if (at < 0) out.push(adv);
+    else out.splice(at, 0, adv);
+  }
+  return out;
 }
 
 /** Whether another session holds one of the plan's rows in a conflicting mode. */

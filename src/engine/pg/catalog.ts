@@ -10,6 +10,9 @@ import type { PreparedText } from '../sql';
 import type { Sess } from '../state';
 import type { PgMessage } from '../types';
 
+/** The engine's own functions (the advisory shadows in its lockstep_* schemas) are no user's. */
+const NOT_ENGINE_FUNCTION = `p.pronamespace::pg_catalog.regnamespace::text NOT LIKE '${INTERNAL_SCHEMA}%'`;
+
 /**
  * Whether one of the named functions is a user's VOLATILE SQL or PL/pgSQL function: its queries
  * take their own snapshots under READ COMMITTED.
@@ -17,7 +20,7 @@ import type { PgMessage } from '../types';
 export async function callsQueryingFunction(eng: EngineContext, names: string[]): Promise<boolean> {
   if (!names.length) return false;
   const r = await eng.ex.run(
-    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND p.provolatile = 'v' AND l.lanname IN ('sql', 'plpgsql') LIMIT 1`,
+    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND ${NOT_ENGINE_FUNCTION} AND p.provolatile = 'v' AND l.lanname IN ('sql', 'plpgsql') LIMIT 1`,
   );
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
 }
@@ -32,7 +35,7 @@ export async function callsWaitPolicyFunction(eng: EngineContext, sql: string): 
   const names = calledFunctionNames(sql);
   if (!names.length) return false;
   const r = await eng.ex.run(
-    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND l.lanname IN ('sql', 'plpgsql') AND p.prosrc ~* '\\m(nowait|skip\\s+locked)\\M' LIMIT 1`,
+    `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.proname = ANY(ARRAY[${names.map(literal).join(', ')}]::text[]) AND p.pronamespace <> 'pg_catalog'::pg_catalog.regnamespace AND ${NOT_ENGINE_FUNCTION} AND l.lanname IN ('sql', 'plpgsql') AND p.prosrc ~* '\\m(nowait|skip\\s+locked)\\M' LIMIT 1`,
   );
   return !r.error && (r.results[0]?.rows?.length ?? 0) > 0;
 }
@@ -89,11 +92,16 @@ export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
   eng.userFunctions = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
-  const r = await eng.ex.run('EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences');
+  // Whether a user function calls an advisory lock function is read here too: a dry run cannot
+  // ask on its own once the snapshot it imports is staged for the next transaction.
+  const r = await eng.ex.run(
+    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions',
+  );
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
   eng.relNames = null;
   eng.sequences = (r.results[2]?.rows ?? []).map((row) => row[0]!);
+  eng.advisoryFunctions = (r.results[3]?.rows?.length ?? 0) > 0;
 }
 
 /**

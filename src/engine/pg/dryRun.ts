@@ -8,7 +8,7 @@ import { indexScannedRelations } from '../approximations';
 import type { CatalogTable, DryRun, LockSample, PlanItem } from '../model/facts';
 import type { LockMode, RowLockMode } from '../model/locks/types';
 import type { ImageOp, LogEntry, TupleRef } from '../model/log';
-import { buildPlan, inProcessingOrder } from '../model/plan';
+import { buildPlan, inCallOrder, inProcessingOrder } from '../model/plan';
 import { snapshotXmin } from '../model/txn';
 import { groupBy, sameTag, splitKey } from '../model/util';
 import { addCursor, runStatement } from './cursor';
@@ -39,6 +39,7 @@ import { hasUserFunctions } from './catalog';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
 import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, type SubcommittedScan } from './pageScan';
+import { ADVISORY_MARKS_SQL, lockedBeforeCall, notesAdvisoryOrder, parseAdvisoryMarks } from './advisoryOrder';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { RawResult } from '../types';
@@ -240,7 +241,9 @@ export async function dryRunInner(
   // it. Asked before beginSql: a staged snapshot import expects the very next transaction.
   const mayChangeGucs = st.cls.kind === 'dml' && (/set_config/i.test(st.sql) || (await hasUserFunctions(eng)));
   const begin = await beginSql(eng, s, needsSnapshot);
-  const shadow = shadowSql(eng, s, st);
+  // A probe's own shadows (prelude) come first on the search_path: the order is not noted then.
+  const noteOrder = !prelude && notesAdvisoryOrder(eng, st);
+  const shadow = shadowSql(eng, s, st, noteOrder);
   if (triggersOff) {
     shadow.sql = `SET LOCAL session_replication_role = replica;\n${shadow.sql}`;
     shadow.count++;
@@ -359,6 +362,7 @@ export async function dryRunInner(
       scanRows = a.results[1]?.rows;
     }
     after = parseLockSample(afterRows ?? [], eng.relations);
+    const calls = noteOrder && after.advisory.length ? parseAdvisoryMarks((await eng.ex.must(ADVISORY_MARKS_SQL))[0]?.[0]) : [];
     const stmtXids = new Set([...after.xids].filter((x) => !before.xids.has(x)));
     assignsXid = stmtXids.size > 0;
     const ownXids = new Set([...before.xids]);
@@ -371,6 +375,12 @@ export async function dryRunInner(
     }
     for (const x of sub.subcommitted) stmtXids.add(x);
     if (stmtXids.size) touched = await decodeTuples(eng.ex, scanRows ?? [], stmtXids, ownXids);
+    // Each row locked before an advisory lock was asked for carries the first such call.
+    if (calls.length)
+      for (const t of touched.touched) {
+        const call = lockedBeforeCall(calls, stmtXids, t);
+        if (call !== undefined) t.call = call;
+      }
     remodified = touched.inserted.some((t) => t.next !== undefined || t.deleted);
     const byTable = groupBy(touched.inserted, (t) => t.relation);
     // The rest of the dry run's reads in one round trip; the rollback rides along unless
@@ -414,7 +424,14 @@ export async function dryRunInner(
     // Rows are locked in processing order: for a locking SELECT, the order its cursor returned them.
     // Subtransaction ids are handed out in FETCH order, so they sort the rows by processing order.
     if (order) others.sort((a, b) => a.xid - b.xid);
-    plan = buildPlan(eng, st, before, after, others);
+    plan = buildPlan(
+      eng,
+      st,
+      before,
+      after,
+      others,
+      calls.map((c) => c.tag),
+    );
     for (const t of others) if (t.newCtid) created.set(`${t.oid}:(${t.block},${t.offset})`, t.newCtid);
     // Under the kept statement snapshot a lock can land on an old version (pg/stmtSnapshot.ts).
     if (images)
@@ -464,6 +481,7 @@ export async function dryRunInner(
   }
   if (st.cls.kind === 'dml' && st.cls.onConflict) plan = inProcessingOrder(plan, created);
   else if (!raw.error) plan = await inScanOrder(eng, s, st, plan, created);
+  plan = inCallOrder(plan);
   let entry: LogEntry | null = null;
   if (!raw.error && st.cls.kind !== 'set' && st.cls.kind !== 'show') {
     const command = raw.results.at(-1)?.command ?? '';

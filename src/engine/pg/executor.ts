@@ -16,6 +16,7 @@ import { SHADOW_DDL } from './diagnostics';
 import { CATALOG_DEF, EXCEPTION_FUNCTIONS_SQL, LOCK_SAMPLE_DEF, RELATIONS_DEF, SEQUENCES_SQL, tupleScanSql } from './footprint';
 import { FOOTPRINT_DEF } from './pageScan';
 import { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA } from './names';
+import { ADVISORY_FUNCTIONS_DEF, advisoryOrderDdl } from './advisoryOrder';
 import { parseQueryResponse, queryMessage } from './wire';
 
 export { CTID_MAP, INTERNAL_SCHEMA, OTHERS_ADVISORY, ADVISORY_SHADOW_SCHEMA };
@@ -164,6 +165,7 @@ export class PgliteExecutor {
         `CREATE SCHEMA ${INTERNAL_SCHEMA}; CREATE EXTENSION pageinspect SCHEMA ${INTERNAL_SCHEMA};
          CREATE TABLE ${CTID_MAP} (rel oid NOT NULL, orig text NOT NULL, cur tid NOT NULL);
          ${tryAdvisoryShadows()};
+         ${advisoryOrderDdl()};
          ${SHADOW_DDL}`,
       );
       if (r.error) throw new Error(`engine start-up failed: ${r.error.message}`);
@@ -269,6 +271,7 @@ export class PgliteExecutor {
        PREPARE lockstep_vxid AS SELECT virtualtransaction FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid' AND pid = pg_catalog.pg_backend_pid();
        PREPARE lockstep_catalog AS ${CATALOG_DEF}; PREPARE lockstep_relations AS ${RELATIONS_DEF};
        PREPARE lockstep_user_functions AS ${USER_FUNCTIONS_DEF};
+       PREPARE lockstep_advisory_functions AS ${ADVISORY_FUNCTIONS_DEF};
        PREPARE lockstep_sequences AS ${SEQUENCES_SQL}; PREPARE lockstep_exception_functions AS ${EXCEPTION_FUNCTIONS_SQL};
        PREPARE lockstep_public_objects AS ${PUBLIC_OBJECTS_SQL}; PREPARE lockstep_public_left AS ${PUBLIC_LEFT_SQL};
        PREPARE lockstep_gucs AS SELECT name, setting, unit, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings

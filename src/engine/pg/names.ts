@@ -8,3 +8,7 @@ export const ADVISORY_SHADOW_SCHEMA = 'lockstep_shadow';
 export const OTHERS_ADVISORY = `${INTERNAL_SCHEMA}.others_advisory`;
 /** Where row-image replay registers the current ctids of the versions a session created, under their version ids (see images.ts). */
 export const CTID_MAP = `${INTERNAL_SCHEMA}.ctid_map`;
+/** Schema whose functions shadow the waiting advisory lock functions to note the order of a statement's locks (advisoryOrder.ts). */
+export const ADVISORY_ORDER_SCHEMA = 'lockstep_order';
+/** The transaction-local setting those notes go into. */
+export const ADVISORY_MARKS_GUC = 'lockstep.advisory_marks';

@@ -2,7 +2,7 @@
 import type { EngineContext } from '../context';
 import type { LockMode, LockTag } from '../model/locks/types';
 import { DIAGNOSTICS_SCHEMA, diagnosticsDataSql, type DiagnosticsInput } from './diagnostics';
-import { ADVISORY_SHADOW_SCHEMA, OTHERS_ADVISORY } from './names';
+import { ADVISORY_ORDER_SCHEMA, ADVISORY_SHADOW_SCHEMA, OTHERS_ADVISORY } from './names';
 import type { ParsedStatement } from '../sql';
 import { DATABASE_OID, type Sess } from '../state';
 import { snapshotOf } from '../view/snapshot';
@@ -12,9 +12,10 @@ import { snapshotOf } from '../view/snapshot';
  * pg_stat_activity, pg_blocking_pids, pg_backend_pid) show the simulated sessions and
  * pg_try_advisory_* sees the other sessions' advisory locks (search_path shadowing).
  */
-export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement): { sql: string; count: number } {
+export function shadowSql(eng: EngineContext, s: Sess, st: ParsedStatement, advisoryOrder = false): { sql: string; count: number } {
   if (st.cls.kind !== 'dml') return { sql: '', count: 0 };
-  const schemas: string[] = [];
+  // The advisory lock functions that note where they fall among the row locks (advisoryOrder.ts).
+  const schemas: string[] = advisoryOrder ? [ADVISORY_ORDER_SCHEMA] : [];
   let sql = '';
   let count = 0;
   if (st.cls.mentionsDiagnostics) {
