@@ -9,8 +9,8 @@ import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
 import { noteDeferred } from './pg/probes';
 import { commitReplay, ident, maybeUnpin, openReplay } from './pg/replay';
-import { checkDeferredKeys } from './pg/deferred';
-import { keysToCheck } from './model/deferred';
+import { checkDeferredForeignKeys, checkDeferredKeys, deferrableForeignKeys } from './pg/deferred';
+import { constraintDeferred, keysToCheck } from './model/deferred';
 import type { Classified } from './sql';
 import { queueResumes, type Sess } from './state';
 import type { IsolationLevel, PgMessage } from './types';
@@ -136,7 +136,9 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
     return undefined;
   };
   const keys = txn.log.length ? keysToCheck(eng.catalog, txn) : [];
-  if (!keys.length) {
+  const fks = txn.log.length ? (await deferrableForeignKeys(eng, s)).filter((fk) => constraintDeferred(txn, fk)) : [];
+  const checks = keys.length || fks.length;
+  if (!checks) {
     const ssiError = ssiCheck();
     if (ssiError) {
       await endTxn(eng, s, false);
@@ -145,7 +147,13 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
   }
   if (txn.log.length) {
     await noteDeferred(eng, s);
-    const r = await commitReplay(eng, s, keys.length ? async () => (await checkDeferredKeys(eng, s, keys)) ?? ssiCheck() : undefined);
+    const r = await commitReplay(
+      eng,
+      s,
+      checks
+        ? async () => (await checkDeferredKeys(eng, s, keys)) ?? (await checkDeferredForeignKeys(eng, s, fks)) ?? ssiCheck()
+        : undefined,
+    );
     if (r.wait) return 'wait';
     if (r.error !== undefined) {
       await endTxn(eng, s, false);
@@ -183,12 +191,13 @@ export async function setConstraints(
   if (!again) txn.constraintModes.push({ names: set.names, deferred: set.deferred, depth: txn.savepoints.length });
   if (set.deferred) return 'ok';
   const keys = keysToCheck(eng.catalog, txn, set.names);
-  if (!keys.length) return 'ok';
+  const fks = (await deferrableForeignKeys(eng, s)).filter((fk) => set.names === null || set.names.includes(fk.constraint));
+  if (!keys.length && !fks.length) return 'ok';
   const opened = await openReplay(eng, s);
   let found: PgMessage | 'wait' | undefined = opened.error;
   if (!found) {
     try {
-      found = await checkDeferredKeys(eng, s, keys);
+      found = (await checkDeferredKeys(eng, s, keys)) ?? (await checkDeferredForeignKeys(eng, s, fks, set.names));
     } finally {
       await eng.ex.run('ROLLBACK');
     }

@@ -2,16 +2,20 @@
 import type { CatalogTable } from './facts';
 import type { Txn, UniqueKey } from '../state';
 
-type UniqueIndex = CatalogTable['uniqueIndexes'][number];
+/** A DEFERRABLE constraint: its name and whether it is INITIALLY DEFERRED. */
+export interface Deferrable {
+  constraint: string;
+  initiallyDeferred: boolean;
+}
 
-/** Whether the index's constraint is deferred in the transaction now: its last SET CONSTRAINTS, else its initial mode. */
-export function constraintDeferred(txn: Txn, ix: UniqueIndex | undefined): boolean {
-  if (!ix?.deferrable) return false;
+/** Whether a deferrable constraint is deferred in the transaction now: its last SET CONSTRAINTS, else its initial mode. */
+export function constraintDeferred(txn: Txn, c: Deferrable | undefined): boolean {
+  if (!c) return false;
   for (let i = txn.constraintModes.length - 1; i >= 0; i--) {
     const m = txn.constraintModes[i];
-    if (m.names === null || m.names.includes(ix.deferrable.constraint)) return m.deferred;
+    if (m.names === null || m.names.includes(c.constraint)) return m.deferred;
   }
-  return ix.deferrable.initiallyDeferred;
+  return c.initiallyDeferred;
 }
 
 /**

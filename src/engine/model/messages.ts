@@ -45,6 +45,11 @@ export const PG = {
   /** _bt_check_unique's duplicate (also unique_key_recheck's, for a deferred constraint): the index and the key as BuildIndexValueDescription prints it. */
   uniqueViolation: (index: string, key: string) =>
     err('23505', `duplicate key value violates unique constraint "${index}"`, { detail: `Key ${key} already exists.` }),
+  /** ri_ReportViolation: a referencing row whose key no referenced row has. */
+  foreignKeyMissing: (table: string, constraint: string, columns: string[], values: string, referenced: string) =>
+    err('23503', `insert or update on table "${table}" violates foreign key constraint "${constraint}"`, {
+      detail: `Key (${columns.join(', ')})=(${values}) is not present in table "${referenced}".`,
+    }),
   rowNowait: (relation: string) => err('55P03', `could not obtain lock on row in relation "${relation}"`),
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),

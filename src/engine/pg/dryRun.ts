@@ -456,7 +456,7 @@ export async function dryRunInner(
       key: k.key,
       table: k.table,
       ...(k.ctid ? { ctid: k.ctid } : {}),
-      ...(constraintDeferred(txn, ix) ? { deferred: true as const } : {}),
+      ...(constraintDeferred(txn, ix?.deferrable) ? { deferred: true as const } : {}),
     });
   }
   if (!raw.error && eng.catalog.some((c) => c.exclusions?.length)) {
