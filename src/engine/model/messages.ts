@@ -50,6 +50,11 @@ export const PG = {
     err('23503', `insert or update on table "${table}" violates foreign key constraint "${constraint}"`, {
       detail: `Key (${columns.join(', ')})=(${values}) is not present in table "${referenced}".`,
     }),
+  /** ri_ReportViolation on the referenced side (NO ACTION): a key still referenced. */
+  foreignKeyReferenced: (table: string, constraint: string, referencing: string, columns: string[], values: string) =>
+    err('23503', `update or delete on table "${table}" violates foreign key constraint "${constraint}" on table "${referencing}"`, {
+      detail: `Key (${columns.join(', ')})=(${values}) is still referenced from table "${referencing}".`,
+    }),
   rowNowait: (relation: string) => err('55P03', `could not obtain lock on row in relation "${relation}"`),
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),
