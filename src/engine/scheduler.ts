@@ -57,10 +57,17 @@ export async function endOfStep(eng: EngineContext, s: Sess): Promise<void> {
     else {
       const err = await commitTxn(eng, s);
       if (err === 'wait') {
+        // The step is not over: it waits in its commit.
+        step.done = false;
         step.deferredWait = 'implicit';
         return;
       }
-      if (err) step.error = err;
+      if (err) {
+        step.error = err;
+        // The last statement's command tag goes out after the commit (exec_simple_query's
+        // finish_xact_command comes before EndCommand): a failed commit sends none.
+        if (step.results.length >= step.statements.length) step.results.pop();
+      }
     }
   }
   finishStep(eng, s);
