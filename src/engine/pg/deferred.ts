@@ -29,15 +29,17 @@ import { riCheckQuery } from './probes';
  * the error when one fails, undefined when all pass.
  */
 export async function checkDeferredKeys(eng: EngineContext, s: Sess, keys: UniqueKey[]): Promise<PgMessage | 'wait' | undefined> {
-  const duplicated = await replayedDuplicates(eng, keys);
+  const counts = await replayedKeyCounts(eng, keys);
   for (const k of keys) {
-    // An open transaction's key this one met when it went in: _bt_check_unique waits for it.
-    const owner = k.openConflict ? keyOwner(eng, s, k.index, k.key) : undefined;
+    const id = `${k.index}\u0001${k.key}`;
+    // An open transaction's key this one met when it went in: _bt_check_unique waits for it,
+    // unless the row is gone (unique_key_recheck skips a row no longer live).
+    const owner = k.openConflict && counts.has(id) ? keyOwner(eng, s, k.index, k.key) : undefined;
     if (owner) {
       const waited = waitForKey(eng, s, k, owner);
       if (waited) return waited;
     }
-    if (!duplicated.has(`${k.index}\u0001${k.key}`)) continue;
+    if ((counts.get(id) ?? 0) < 2) continue;
     const error = PG.uniqueViolation(k.index, k.key);
     // A committed row with the key that an open transaction updated or deleted is waited for.
     const blocker = await keyBlocker(eng, s, error);
@@ -46,9 +48,9 @@ export async function checkDeferredKeys(eng: EngineContext, s: Sess, keys: Uniqu
   return undefined;
 }
 
-/** The keys among `keys` that two live rows hold in the replayed transaction ("index\u0001key"). */
-async function replayedDuplicates(eng: EngineContext, keys: UniqueKey[]): Promise<Set<string>> {
-  const out = new Set<string>();
+/** How many live rows hold each of `keys` in the replayed transaction ("index\u0001key"; absent: none). */
+async function replayedKeyCounts(eng: EngineContext, keys: UniqueKey[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
   for (const [table, list] of groupBy(keys, (k) => k.table ?? '')) {
     const cat = eng.catalog.find((c) => c.name === table);
     const sql = cat && uniqueKeysSql(cat, 'all');
@@ -56,9 +58,9 @@ async function replayedDuplicates(eng: EngineContext, keys: UniqueKey[]): Promis
     const cols = cat.uniqueIndexes.map((_, i) => `k${i}`);
     const wanted = new Set(list.map((k) => `${k.index}\u0001${k.key}`));
     const rows = await eng.ex.must(
-      `SELECT key FROM (${sql}) AS u(c, ${cols.join(', ')}) CROSS JOIN LATERAL unnest(ARRAY[${cols.join(', ')}]) AS x(key) WHERE key IS NOT NULL GROUP BY key HAVING count(*) > 1`,
+      `SELECT key, count(*) FROM (${sql}) AS u(c, ${cols.join(', ')}) CROSS JOIN LATERAL unnest(ARRAY[${cols.join(', ')}]) AS x(key) WHERE key = ANY(${literal(`{${[...wanted].map((w) => `"${w.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]) GROUP BY key`,
     );
-    for (const [key] of rows) if (key && wanted.has(key)) out.add(key);
+    for (const [key, n] of rows) if (key && wanted.has(key)) out.set(key, Number(n));
   }
   return out;
 }
@@ -88,6 +90,9 @@ export interface ForeignKeyCheck extends Deferrable {
   removed: { values: string[]; text: string }[];
 }
 
+/** The deferrable foreign keys read for a catalog (a new catalog after DDL reads them again), by the tables written. */
+const fkDefinitions = new WeakMap<object, Map<string, (string | null)[][]>>();
+
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
@@ -116,8 +121,12 @@ export async function deferrableForeignKeys(eng: EngineContext, s: Sess): Promis
   const children = withTriggers(written);
   const parents = withTriggers(removedFrom.keys());
   if (!children.length && !parents.length) return [];
-  const rows = await eng.ex.must(
-    `SELECT con.conname, con.condeferred, con.conrelid::int, cr.relname,
+  const cacheKey = `${children.join(',')}/${parents.join(',')}`;
+  const cached = fkDefinitions.get(eng.catalog)?.get(cacheKey);
+  const rows =
+    cached ??
+    (await eng.ex.must(
+      `SELECT con.conname, con.condeferred, con.conrelid::int, cr.relname,
        pg_catalog.quote_ident(cn.nspname) || '.' || pg_catalog.quote_ident(cr.relname), cr.relkind = 'p', cn.nspname,
        con.confrelid::int, pr.relname, pg_catalog.quote_ident(pn.nspname) || '.' || pg_catalog.quote_ident(pr.relname), pr.relkind = 'p',
        (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(fa.attname, pa.attname, pg_catalog.format_type(pa.atttypid, pa.atttypmod),
@@ -133,7 +142,12 @@ export async function deferrableForeignKeys(eng: EngineContext, s: Sess): Promis
      WHERE con.contype = 'f' AND con.condeferrable
        AND (con.conrelid = ANY('{${children.join(',')}}'::oid[]) OR con.confrelid = ANY('{${parents.join(',')}}'::oid[]))
      ORDER BY con.oid`,
-  );
+    ));
+  if (!cached) {
+    const byTables = fkDefinitions.get(eng.catalog) ?? new Map<string, (string | null)[][]>();
+    byTables.set(cacheKey, rows);
+    fkDefinitions.set(eng.catalog, byTables);
+  }
   const out: ForeignKeyCheck[] = [];
   for (const [
     name,
