@@ -35,7 +35,7 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
   'join-recheck':
     'Lockstep: this statement waited, and PostgreSQL then rechecks only the rows it locked (EvalPlanQual); for a join or subquery the simulator reads the other tables afresh, so rows committed meanwhile can appear.',
   'deferred-commit':
-    'Lockstep: this transaction changed a table with deferrable constraints or triggers; the simulator does not run deferred checks at COMMIT, so a violation PostgreSQL reports there is not reported.',
+    'Lockstep: this transaction changed a table with a deferred constraint trigger; the simulator does not run such triggers at COMMIT, so an error they raise there, or a lock their statements take, is not shown (deferred unique and foreign-key checks are modelled).',
   'temp-table':
     'Lockstep: temporary tables are approximated; the simulator does not carry their rows between statements of an open transaction the way PostgreSQL does.',
   'notices-wait':

@@ -22,7 +22,8 @@ import { restoreSequences, sequenceStates } from './pg/catalog';
 import { dryRun } from './pg/dryRun';
 import { isInjectedError } from './pg/inject';
 import type { PgMessage } from './types';
-import { commitTxn, endTxn } from './transaction';
+import { commitTxn, endTxn, execTxnControl, setConstraints } from './transaction';
+import type { ParsedStatement } from './sql';
 import { logEntry } from './view/serverLog';
 
 /** Runs the step's statements from the current one until one waits, sleeps or fails, then ends the step. */
@@ -47,11 +48,26 @@ export async function runStep(eng: EngineContext, s: Sess): Promise<void> {
 /** End of a simple-protocol query: commit or roll back an implicit block; report. */
 export async function endOfStep(eng: EngineContext, s: Sess): Promise<void> {
   const step = s.step!;
+  // A COMMIT that failed while its deferred checks waited (a deadlock, a timeout, a cancel)
+  // rolls the whole transaction back, savepoints and all.
+  if (step.error && (step.deferredWait === 'commit' || step.deferredWait === 'implicit') && s.txn) await endTxn(eng, s, false);
+  step.deferredWait = undefined;
   if (s.txn?.implicit) {
     if (step.error || s.txn.aborted) await endTxn(eng, s, false);
     else {
       const err = await commitTxn(eng, s);
-      if (err) step.error = err;
+      if (err === 'wait') {
+        // The step is not over: it waits in its commit.
+        step.done = false;
+        step.deferredWait = 'implicit';
+        return;
+      }
+      if (err) {
+        step.error = err;
+        // The last statement's command tag goes out after the commit (exec_simple_query's
+        // finish_xact_command comes before EndCommand): a failed commit sends none.
+        if (step.results.length >= step.statements.length) step.results.pop();
+      }
     }
   }
   finishStep(eng, s);
@@ -201,9 +217,13 @@ async function catchInBlock(eng: EngineContext, s: Sess, error: PgMessage, caugh
 export async function resume(eng: EngineContext, s: Sess): Promise<void> {
   const step = s.step!;
   grantWait(eng, s);
-  // Re-execute the statement against the new state (READ COMMITTED re-check; rows already locked stay locked).
   const st = step.statements[step.idx];
-  const outcome = await execDml(eng, s, st);
+  const deferred = step.deferredWait;
+  step.deferredWait = undefined;
+  // A wait in deferred constraint checks: they run again (the implicit commit, COMMIT, or SET CONSTRAINTS).
+  if (deferred === 'implicit') return endOfStep(eng, s);
+  // Re-execute the statement against the new state (READ COMMITTED re-check; rows already locked stay locked).
+  const outcome = deferred ? await deferredAgain(eng, s, st) : await execDml(eng, s, st);
   if (outcome === 'wait') return;
   if (outcome === 'error') {
     step.done = true;
@@ -212,6 +232,16 @@ export async function resume(eng: EngineContext, s: Sess): Promise<void> {
   }
   step.idx++;
   await runStep(eng, s);
+}
+
+/** A COMMIT or SET CONSTRAINTS … IMMEDIATE whose deferred checks waited: the checks again. */
+async function deferredAgain(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  const cls = st.cls;
+  if (cls.kind === 'txn') return execTxnControl(eng, s, cls.ctl);
+  if (cls.kind !== 'dml' || !cls.constraintsSet) throw new EngineInternalError(`a deferred check waited in "${st.sql}"`);
+  const outcome = await setConstraints(eng, s, cls.constraintsSet, true);
+  if (outcome === 'ok') s.step!.results.push({ command: 'SET CONSTRAINTS' });
+  return outcome;
 }
 
 /** A timer fired: pg_sleep ends, the deadlock check runs, or a timeout fails the step. */

@@ -86,6 +86,8 @@ export type Classified =
        * its own command tag, and PostgreSQL's refusal inside a block.
        */
       maintenance?: { command: string; refusedInBlock?: string };
+      /** SET CONSTRAINTS: the constraint names it sets (null for ALL) and the mode. */
+      constraintsSet?: { names: string[] | null; deferred: boolean };
     };
 
 /**
@@ -463,8 +465,18 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   }
   const lockingSublink = lockingSublinkOf(type, body);
   const droppedIndexes = type === 'DropStmt' && body.removeType === 'OBJECT_INDEX' ? droppedNames(body.objects) : [];
+  const constraintsSet =
+    type === 'ConstraintsSetStmt'
+      ? {
+          names: Array.isArray(body.constraints)
+            ? (body.constraints as Node[]).map((c) => String(((c.RangeVar as Node | undefined) ?? c).relname))
+            : null,
+          deferred: body.deferred === true,
+        }
+      : undefined;
   return {
     lockingSelect,
+    ...(constraintsSet ? { constraintsSet } : {}),
     ...(droppedIndexes.length ? { droppedIndexes } : {}),
     ...(target ? { target } : {}),
     ...(mergeTarget ? { mergeTarget } : {}),

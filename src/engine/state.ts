@@ -47,6 +47,17 @@ export interface UniqueKey {
   /** The heap tuple that holds the key (its table and ctid in the dry run), named by a waiter's CONTEXT. */
   table?: string;
   ctid?: string;
+  /** In a deferred unique constraint's index: checked at COMMIT or SET CONSTRAINTS … IMMEDIATE (unique_key_recheck). */
+  pending?: true;
+  /** Another open transaction had inserted the same key when this one went in: the check waits for it if it is still open. */
+  openConflict?: true;
+}
+
+/** A SET CONSTRAINTS of the transaction: the constraints it names (null: ALL), the mode, and its savepoint depth. */
+export interface ConstraintsMode {
+  names: string[] | null;
+  deferred: boolean;
+  depth: number;
 }
 
 export interface Txn {
@@ -65,6 +76,8 @@ export interface Txn {
   xidHolds: { xid: number; depth: number }[];
   held: HeldLock[];
   insertedKeys: UniqueKey[];
+  /** SET CONSTRAINTS statements, in order (a subtransaction's are undone with it, AfterTriggerEndSubXact). */
+  constraintModes: ConstraintsMode[];
   /** SET statements run in this transaction (undone at rollback), and SET LOCAL ones. */
   sets: string[];
   localSets: string[];
@@ -164,6 +177,16 @@ export interface RunningStep {
    * waits for this transaction, as _bt_check_unique does.
    */
   keysBeforeWait?: UniqueKey[];
+  /**
+   * Keys of deferred unique constraints the current statement inserted while another open
+   * transaction had the same key ("index\u0001key"): their check waits for it.
+   */
+  deferredConflicts?: string[];
+  /**
+   * The step waits in deferred constraint checks: a COMMIT (or the implicit commit at the end of
+   * the step), or a SET CONSTRAINTS … IMMEDIATE; the wake-up runs those checks again.
+   */
+  deferredWait?: 'commit' | 'implicit' | 'set-constraints';
   /**
    * REPEATABLE READ / SERIALIZABLE: the row the current statement waited for, and the CONTEXT of
    * a failure to lock it (the wait's, past its XactLockTableWait line): pg/rowChanged.ts.

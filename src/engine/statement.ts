@@ -51,7 +51,7 @@ import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } fro
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
 import { cancelTimers, event, type Sess } from './state';
-import { execTxnControl } from './transaction';
+import { execTxnControl, setConstraints } from './transaction';
 import type { IsolationLevel, PgMessage, RawResult } from './types';
 
 /** Executes one statement; 'ok' moves to the next one. */
@@ -128,6 +128,13 @@ export async function execStatement(eng: EngineContext, s: Sess, st: ParsedState
   const results = step.results.length;
   const notices = step.notices.length;
   const outcome = await execDml(eng, s, st);
+  if (outcome === 'ok' && cls.kind === 'dml' && cls.constraintsSet) {
+    // Its command tag goes out once the checks IMMEDIATE runs have passed.
+    const tag = step.results.pop();
+    const checked = await setConstraints(eng, s, cls.constraintsSet);
+    if (checked === 'ok' && tag) step.results.push(tag);
+    return checked;
+  }
   if (memoKey !== undefined && outcome === 'ok' && !step.error) {
     if (eng.ex.setMemo.size >= SET_MEMO_SIZE) eng.ex.setMemo.clear();
     eng.ex.setMemo.set(memoKey, { results: step.results.slice(results), notices: step.notices.slice(notices) });
@@ -636,8 +643,21 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   }
   const depth = txn.savepoints.length;
   const xid = dry.assignsXid ? currentXid(eng, s) : (txn.xid ?? 0);
-  for (const k of dry.inserted)
-    txn.insertedKeys.push({ index: k.index, key: k.key, depth, xid, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  const deferred = new Set(dry.plan.flatMap((p) => (p.kind === 'key' && p.deferred ? [`${p.index}\u0001${p.key}`] : [])));
+  for (const k of dry.inserted) {
+    const id = `${k.index}\u0001${k.key}`;
+    txn.insertedKeys.push({
+      index: k.index,
+      key: k.key,
+      depth,
+      xid,
+      table: k.table,
+      ...(k.ctid ? { ctid: k.ctid } : {}),
+      ...(deferred.has(id) ? { pending: true as const } : {}),
+      ...(step.deferredConflicts?.includes(id) ? { openConflict: true as const } : {}),
+    });
+  }
+  step.deferredConflicts = undefined;
   if (dry.sessionAdvisory)
     setSessionAdvisory(
       eng,

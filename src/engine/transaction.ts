@@ -8,7 +8,9 @@ import { findLastIndex } from './model/util';
 import { maybeVacuum, refreshCatalog } from './pg/catalog';
 import { refreshSessionGucs } from './pg/gucs';
 import { noteDeferred } from './pg/probes';
-import { commitReplay, ident, maybeUnpin } from './pg/replay';
+import { commitReplay, ident, maybeUnpin, openReplay } from './pg/replay';
+import { checkDeferredForeignKeys, checkDeferredKeys, deferrableForeignKeys } from './pg/deferred';
+import { constraintDeferred, keysToCheck } from './model/deferred';
 import type { Classified } from './sql';
 import { queueResumes, type Sess } from './state';
 import type { IsolationLevel, PgMessage } from './types';
@@ -18,7 +20,7 @@ export async function execTxnControl(
   eng: EngineContext,
   s: Sess,
   ctl: Extract<Classified, { kind: 'txn' }>['ctl'],
-): Promise<'ok' | 'error'> {
+): Promise<'ok' | 'error' | 'wait'> {
   const step = s.step!;
   switch (ctl.kind) {
     case 'begin':
@@ -43,6 +45,10 @@ export async function execTxnControl(
         return 'ok';
       }
       const err = await commitTxn(eng, s);
+      if (err === 'wait') {
+        step.deferredWait = 'commit';
+        return 'wait';
+      }
       if (err) {
         step.error = err;
         return 'error';
@@ -109,31 +115,54 @@ export async function execTxnControl(
   }
 }
 
-/** Commits for real in PGlite; returns an error if COMMIT fails. */
-export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage | undefined> {
+/**
+ * Commits for real in PGlite; returns an error if COMMIT fails (the transaction is then rolled
+ * back), or 'wait' when a deferred constraint's check waits for another transaction (the step's
+ * wait is set, and the wake-up commits again).
+ */
+export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage | 'wait' | undefined> {
   const txn = s.txn!;
-  // SERIALIZABLE: the dangerous-structure check at commit comes before anything is made durable.
+  // SERIALIZABLE: the dangerous-structure check at commit comes before anything is made durable,
+  // after the deferred constraints' checks (CommitTransaction fires those first).
   let ssiCommit: (() => void) | undefined;
-  if (txn.sx) {
+  const ssiCheck = (): PgMessage | undefined => {
+    if (!txn.sx) return undefined;
     try {
       ssiCommit = eng.ssi.preCommit(txn.sx);
     } catch (e) {
       if (!(e instanceof SsiFailure)) throw e;
-      await endTxn(eng, s, false);
       return PG.serializationRw(e.reason);
+    }
+    return undefined;
+  };
+  const keys = txn.log.length ? keysToCheck(eng.catalog, txn) : [];
+  const fks = txn.log.length ? (await deferrableForeignKeys(eng, s)).filter((fk) => constraintDeferred(txn, fk)) : [];
+  const checks = keys.length || fks.length;
+  if (!checks) {
+    const ssiError = ssiCheck();
+    if (ssiError) {
+      await endTxn(eng, s, false);
+      return ssiError;
     }
   }
   if (txn.log.length) {
     await noteDeferred(eng, s);
-    const r = await commitReplay(eng, s);
-    if (r.error) {
+    const r = await commitReplay(
+      eng,
+      s,
+      checks
+        ? async () => (await checkDeferredKeys(eng, s, keys)) ?? (await checkDeferredForeignKeys(eng, s, fks)) ?? ssiCheck()
+        : undefined,
+    );
+    if (r.wait) return 'wait';
+    if (r.error !== undefined) {
       await endTxn(eng, s, false);
       return r.error;
     }
     followUpdates(eng, s, r.committed);
     noteMovedRows(eng, s);
     // The catalog changes only when the transaction ran DDL (replayed as SQL text).
-    const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE)\b/.test(e.command));
+    const ddl = txn.log.some((e) => e.kind === 'sql' && !/^(SAVEPOINT|RELEASE|SET CONSTRAINTS)\b/.test(e.command));
     if (ddl) {
       eng.beyondRows = true;
       await refreshCatalog(eng);
@@ -143,6 +172,48 @@ export async function commitTxn(eng: EngineContext, s: Sess): Promise<PgMessage 
   ssiCommit?.();
   await endTxn(eng, s, true);
   return undefined;
+}
+
+/**
+ * SET CONSTRAINTS, once PGlite has run it: the mode holds from now on in the transaction, and
+ * IMMEDIATE runs at once the pending checks of the constraints it names (AfterTriggerSetState
+ * fires them), which may wait or fail as at COMMIT; a check that passed is not run again.
+ * `again`: the wake-up after such a wait.
+ */
+export async function setConstraints(
+  eng: EngineContext,
+  s: Sess,
+  set: { names: string[] | null; deferred: boolean },
+  again = false,
+): Promise<'ok' | 'error' | 'wait'> {
+  const txn = s.txn;
+  if (!txn) return 'ok';
+  if (!again) txn.constraintModes.push({ names: set.names, deferred: set.deferred, depth: txn.savepoints.length });
+  if (set.deferred) return 'ok';
+  const keys = keysToCheck(eng.catalog, txn, set.names);
+  const fks = (await deferrableForeignKeys(eng, s)).filter((fk) => set.names === null || set.names.includes(fk.constraint));
+  if (!keys.length && !fks.length) return 'ok';
+  const opened = await openReplay(eng, s);
+  let found: PgMessage | 'wait' | undefined = opened.error;
+  if (!found) {
+    try {
+      found = (await checkDeferredKeys(eng, s, keys)) ?? (await checkDeferredForeignKeys(eng, s, fks, set.names));
+    } finally {
+      await eng.ex.run('ROLLBACK');
+    }
+  }
+  const step = s.step!;
+  if (found === 'wait') {
+    step.deferredWait = 'set-constraints';
+    return 'wait';
+  }
+  if (found) {
+    step.error ??= found;
+    if (s.txn && !s.txn.aborted) abortTxnState(eng, s, true);
+    return 'error';
+  }
+  for (const k of keys) delete k.pending;
+  return 'ok';
 }
 
 /** Ends the transaction: releases everything in the model (model/txn endTxnState), then what PGlite keeps for it. */

@@ -51,7 +51,10 @@ export function walkPlan(
   releaseStaleTupleLocks(eng, s, dry.plan);
   // The keys this walk has found free so far: in the indexes once a later key waits.
   const passed: Extract<PlanItem, { kind: 'key' }>[] = [];
-  if (!kinds) step.keysBeforeWait = undefined;
+  if (!kinds) {
+    step.keysBeforeWait = undefined;
+    step.deferredConflicts = undefined;
+  }
   const keepPassed = (xid: number) => {
     if (!passed.length) return;
     const table = (k: { index: string; key: string }) => dry.inserted.find((i) => i.index === k.index && i.key === k.key)?.table;
@@ -199,6 +202,13 @@ export function walkPlan(
       }
       case 'key': {
         const owner = keyOwner(eng, s, item.index, item.key);
+        if (item.deferred) {
+          // A deferred unique constraint's index insert (UNIQUE_CHECK_PARTIAL) does not wait: it
+          // notes the possible duplicate, and the check at COMMIT waits for its inserter.
+          if (owner) (step.deferredConflicts ??= []).push(`${item.index}\u0001${item.key}`);
+          passed.push(item);
+          continue;
+        }
         if (!owner) {
           passed.push(item);
           continue;

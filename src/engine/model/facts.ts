@@ -28,7 +28,14 @@ export interface CatalogTable {
    * Unique indexes: their key columns as PostgreSQL prints them in a key description (a column
    * name, or an expression such as `lower(k)`), a partial index's predicate, and NULLS NOT DISTINCT.
    */
-  uniqueIndexes: { name: string; columns: string[]; pred?: string; nullsNotDistinct?: true }[];
+  uniqueIndexes: {
+    name: string;
+    columns: string[];
+    pred?: string;
+    nullsNotDistinct?: true;
+    /** A DEFERRABLE unique or primary key constraint's index: its constraint's name and initial mode. */
+    deferrable?: { constraint: string; initiallyDeferred: boolean };
+  }[];
   /**
    * Exclusion constraints on plain columns: the index's name, its key columns, their types and
    * the constraint's operators (schema-qualified, `OPERATOR(pg_catalog.&&)`).
@@ -95,7 +102,8 @@ export type PlanItem =
    * the first of the statement's advisory calls made once the row was locked (inCallOrder).
    */
   | { kind: 'row'; tuple: TupleId; mode: RowLockMode; deletes?: true; lockedBefore?: number }
-  | { kind: 'key'; index: string; key: string; ctid?: string; table?: string; exclusion?: true }
+  /** `deferred`: a deferred unique constraint's key, which the index only notes (checked at COMMIT). */
+  | { kind: 'key'; index: string; key: string; ctid?: string; table?: string; exclusion?: true; deferred?: true }
   /** `call`: the statement's first call that asked for the lock, counted as the dry run noted them (inCallOrder). */
   | { kind: 'adv'; tag: LockTag & { type: 'advisory' }; mode: LockMode; sessionLevel: boolean; call?: number };
 

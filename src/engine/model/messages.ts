@@ -42,6 +42,19 @@ export const PG = {
   }),
   /** libpq's own error for a command on a closed connection: no severity and no SQLSTATE from a server. */
   noConnection: (): PgMessage => ({ severity: '', sqlstate: '', message: 'no connection to the server' }),
+  /** _bt_check_unique's duplicate (also unique_key_recheck's, for a deferred constraint): the index and the key as BuildIndexValueDescription prints it. */
+  uniqueViolation: (index: string, key: string) =>
+    err('23505', `duplicate key value violates unique constraint "${index}"`, { detail: `Key ${key} already exists.` }),
+  /** ri_ReportViolation: a referencing row whose key no referenced row has. */
+  foreignKeyMissing: (table: string, constraint: string, columns: string[], values: string, referenced: string) =>
+    err('23503', `insert or update on table "${table}" violates foreign key constraint "${constraint}"`, {
+      detail: `Key (${columns.join(', ')})=(${values}) is not present in table "${referenced}".`,
+    }),
+  /** ri_ReportViolation on the referenced side (NO ACTION): a key still referenced. */
+  foreignKeyReferenced: (table: string, constraint: string, referencing: string, columns: string[], values: string) =>
+    err('23503', `update or delete on table "${table}" violates foreign key constraint "${constraint}" on table "${referencing}"`, {
+      detail: `Key (${columns.join(', ')})=(${values}) is still referenced from table "${referencing}".`,
+    }),
   rowNowait: (relation: string) => err('55P03', `could not obtain lock on row in relation "${relation}"`),
   relationNowait: (relation: string) => err('55P03', `could not obtain lock on relation "${relation}"`),
   inFailedTransaction: () => err('25P02', 'current transaction is aborted, commands ignored until end of transaction block'),

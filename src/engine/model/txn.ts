@@ -20,6 +20,7 @@ export function beginTxn(eng: ModelState, s: Sess, implicit: boolean, isolation?
     xidHolds: [],
     held: [],
     insertedKeys: [],
+    constraintModes: [],
     sets: [],
     localSets: [],
     originOf: new Map(),
@@ -49,6 +50,7 @@ export function releaseFrom(eng: ModelState, s: Sess, depth: number, outcome: Re
   txn.xidHolds = txn.xidHolds.filter((h) => h.depth < depth);
   for (let i = Math.max(0, depth - 1); i < txn.savepoints.length; i++) txn.savepoints[i].xid = undefined;
   txn.insertedKeys = txn.insertedKeys.filter((k) => k.depth < depth);
+  txn.constraintModes = txn.constraintModes.filter((m) => m.depth < depth);
   if (outcome === 'commit') woken.push(...eng.lm.release(s.proc, { type: 'virtualxid', vxid: txn.vxid }, 'ExclusiveLock'));
   eng.rows.release(s.name, depth);
   // AbortTransaction releases the predicate locks at once (ReleasePredicateLocks).
@@ -76,6 +78,7 @@ export function commitSubtransactions(eng: ModelState, s: Sess, depth: number): 
   const txn = s.txn!;
   for (const h of txn.held) if (h.depth > depth) h.depth = depth;
   for (const k of txn.insertedKeys) if (k.depth > depth) k.depth = depth;
+  for (const m of txn.constraintModes) if (m.depth > depth) m.depth = depth;
   eng.rows.merge(s.name, depth);
   const woken: ProcId[] = [];
   for (const x of txn.xidHolds)

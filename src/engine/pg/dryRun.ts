@@ -40,6 +40,7 @@ import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
 import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, type SubcommittedScan } from './pageScan';
 import { ADVISORY_MARKS_SQL, lockedBeforeCall, notesAdvisoryOrder, parseAdvisoryMarks } from './advisoryOrder';
+import { constraintDeferred } from '../model/deferred';
 import type { ParsedStatement } from '../sql';
 import type { Sess } from '../state';
 import type { RawResult } from '../types';
@@ -472,7 +473,17 @@ export async function dryRunInner(
       (o) => !(o.op === 'advisory' && plan.some((p) => p.kind === 'adv' && p.sessionLevel && sameTag(p.tag, o.tag) && p.mode === o.mode)),
     );
   }
-  for (const k of inserted) plan.push({ kind: 'key', index: k.index, key: k.key, table: k.table, ...(k.ctid ? { ctid: k.ctid } : {}) });
+  for (const k of inserted) {
+    const ix = eng.catalog.find((c) => c.name === k.table)?.uniqueIndexes.find((i) => i.name === k.index);
+    plan.push({
+      kind: 'key',
+      index: k.index,
+      key: k.key,
+      table: k.table,
+      ...(k.ctid ? { ctid: k.ctid } : {}),
+      ...(constraintDeferred(txn, ix?.deferrable) ? { deferred: true as const } : {}),
+    });
+  }
   if (!raw.error && eng.catalog.some((c) => c.exclusions?.length)) {
     const ctids = new Map([...run.versionIds].map(([k, id]) => [id, k.slice(k.indexOf(':') + 1)]));
     const excl = await exclusionKeys(eng, s, ops, (id) => ctids.get(id));

@@ -233,8 +233,10 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
   (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
   (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', ic.relname,
        'cols', (SELECT pg_catalog.json_agg(pg_catalog.pg_get_indexdef(i.indexrelid, k.ord, false) ORDER BY k.ord) FROM pg_catalog.generate_series(1, i.indnkeyatts::int) k(ord)),
-       'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid), 'nnd', i.indnullsnotdistinct) ORDER BY ic.oid)::text
+       'pred', pg_catalog.pg_get_expr(i.indpred, i.indrelid), 'nnd', i.indnullsnotdistinct,
+       'con', uc.conname, 'def', uc.condeferrable, 'idf', uc.condeferred) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+       LEFT JOIN pg_catalog.pg_constraint uc ON uc.conindid = i.indexrelid AND uc.conrelid = c.oid AND uc.contype IN ('u', 'p')
      WHERE i.indrelid = c.oid AND i.indisunique),
   c.relhastriggers OR c.relhasrules,
   pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname),
@@ -259,11 +261,24 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
     writable: wcols ? wcols.split(',') : [],
     ...(always ? { identityAlways: always.split(',') } : {}),
     uniqueIndexes: idx
-      ? (JSON.parse(idx) as { name: string; cols: string[]; pred: string | null; nnd: boolean }[]).map((ix) => ({
+      ? (
+          JSON.parse(idx) as {
+            name: string;
+            cols: string[];
+            pred: string | null;
+            nnd: boolean;
+            con: string | null;
+            def: boolean | null;
+            idf: boolean | null;
+          }[]
+        ).map((ix) => ({
           name: ix.name,
           columns: ix.cols,
           ...(ix.pred !== null ? { pred: ix.pred } : {}),
           ...(ix.nnd ? { nullsNotDistinct: true as const } : {}),
+          // A DEFERRABLE unique constraint's index only notes a possible duplicate; the check
+          // (unique_key_recheck) runs at the end of the statement, or at COMMIT when deferred.
+          ...(ix.def && ix.con ? { deferrable: { constraint: ix.con, initiallyDeferred: ix.idf === true } } : {}),
         }))
       : [],
     triggersOrRules: trig !== 'f',

@@ -84,7 +84,11 @@ export async function riCheckQuery(eng: EngineContext, parentOid: number, from: 
   return rows.length === 1 && rows[0][0] ? rows[0][0] : undefined;
 }
 
-/** COMMIT of a transaction that changed a table with deferrable constraints or triggers: they do not run again here. */
+/**
+ * COMMIT of a transaction that changed a table with a deferrable constraint trigger of the
+ * user's: it does not run again here. Deferred unique and foreign-key checks (their internal
+ * triggers) are modelled (pg/deferred.ts).
+ */
 export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
   const rels = new Set<number>();
   for (const e of s.txn?.log ?? [])
@@ -92,7 +96,10 @@ export async function noteDeferred(eng: EngineContext, s: Sess): Promise<void> {
   const candidates = [...rels].filter((oid) => eng.catalog.find((c) => c.oid === oid)?.triggersOrRules);
   if (!candidates.length) return;
   const rows = await eng.ex.must(
-    `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[]) LIMIT 1`,
+    `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgdeferrable AND tgrelid = ANY('{${candidates.join(',')}}'::oid[])
+       AND tgfoid NOT IN ('pg_catalog.unique_key_recheck'::pg_catalog.regproc, 'pg_catalog."RI_FKey_check_ins"'::pg_catalog.regproc,
+         'pg_catalog."RI_FKey_check_upd"'::pg_catalog.regproc, 'pg_catalog."RI_FKey_noaction_del"'::pg_catalog.regproc,
+         'pg_catalog."RI_FKey_noaction_upd"'::pg_catalog.regproc) LIMIT 1`,
   );
   if (rows.length) approximate(eng, s, 'deferred-commit');
 }

@@ -254,44 +254,92 @@ export function verifyReplay(eng: EngineContext, s: Sess, r: BatchResult, checks
 }
 
 /**
- * COMMIT in PGlite: the session's log replayed for real and committed. Returns PostgreSQL's
- * error when the commit fails (then rolled back), else the ctid map of the versions the
- * transaction created: "rel:recorded ctid" → their committed ctid.
+ * Opens a transaction in PGlite with the session's log replayed (its settings too), for checks
+ * that read what the transaction wrote; the caller commits or rolls it back. `roleOff`: the
+ * session's role stays off to the end (see commitReplay).
  */
-export async function commitReplay(
-  eng: EngineContext,
-  s: Sess,
-): Promise<{ error: PgMessage } | { error?: undefined; committed: Map<string, string> }> {
-  // COMMIT reads the engine's ctid map after the replay: the role stays off to the end, and the
-  // session's SET ROLE, committed with the rest, must not stay on PGlite's one backend for the
-  // other sessions.
-  const role = setsRole(eng, s);
+export async function openReplay(eng: EngineContext, s: Sess, roleOff = setsRole(eng, s)): Promise<{ error?: PgMessage }> {
   const replay = replaySql(s.txn!.log, {
     replica: replayNeedsReplica(eng, s),
     rel: (n) => relSql(eng, n),
-    ...(role ? { role: 'off' as const } : {}),
+    ...(roleOff ? { role: 'off' as const } : {}),
   });
   const begin = await beginSql(eng, s, false);
-  const resets = gucCount(eng, s) > 0 || s.txn!.log.some((e) => e.kind === 'sql');
   const r = await new Batch()
     .add('begin', begin.sql, begin.count)
     .add('gucs', gucSql(eng, s), gucCount(eng, s))
     .add('replay', replay.sql, replay.checks.length)
     .add(...replayedGucsAgain(eng, s))
-    .add('ctidMap', `SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\n`, 1)
-    // The SETs, committed with the rest, would stay on PGlite's one backend for the other sessions
-    // (RESET ALL leaves the role alone: GUC_NO_RESET_ALL).
-    .add(
-      'end',
-      `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()${resets ? ';\nRESET ALL' : ''}${role ? ';\nRESET ROLE' : ''}`,
-      3 + Number(resets) + Number(role),
-    )
     .run(eng.ex);
   if (r.error) {
     await eng.ex.run('ROLLBACK');
     return { error: r.error };
   }
   verifyReplay(eng, s, r, replay.checks);
+  return {};
+}
+
+/**
+ * COMMIT in PGlite: the session's log replayed for real and committed. Returns PostgreSQL's
+ * error when the commit fails (then rolled back), else the ctid map of the versions the
+ * transaction created: "rel:recorded ctid" → their committed ctid. `check` runs after the replay,
+ * in the same transaction, before the commit (the deferred constraints' checks): an error or a
+ * wait it returns rolls the replay back.
+ */
+export async function commitReplay(
+  eng: EngineContext,
+  s: Sess,
+  check?: () => Promise<PgMessage | 'wait' | undefined>,
+): Promise<
+  | { error: PgMessage; wait?: undefined }
+  | { error?: undefined; wait: true }
+  | { error?: undefined; wait?: undefined; committed: Map<string, string> }
+> {
+  // COMMIT reads the engine's ctid map after the replay: the role stays off to the end, and the
+  // session's SET ROLE, committed with the rest, must not stay on PGlite's one backend for the
+  // other sessions.
+  const role = setsRole(eng, s);
+  // The SETs, committed with the rest, would stay on PGlite's one backend for the other sessions
+  // (RESET ALL leaves the role alone: GUC_NO_RESET_ALL).
+  const resets = gucCount(eng, s) > 0 || s.txn!.log.some((e) => e.kind === 'sql');
+  const end = `DELETE FROM ${CTID_MAP};\nCOMMIT;\nSELECT pg_catalog.pg_advisory_unlock_all()${resets ? ';\nRESET ALL' : ''}${role ? ';\nRESET ROLE' : ''}`;
+  const endCount = 3 + Number(resets) + Number(role);
+  const ctidMap = `SELECT rel::int, orig::text, cur::text FROM ${CTID_MAP};\n`;
+  let r: BatchResult;
+  if (check) {
+    const opened = await openReplay(eng, s, role);
+    if (opened.error) return { error: opened.error };
+    const found = await check();
+    if (found) {
+      await eng.ex.run('ROLLBACK');
+      return found === 'wait' ? { wait: true } : { error: found };
+    }
+    r = await new Batch().add('ctidMap', ctidMap, 1).add('end', end, endCount).run(eng.ex);
+    if (r.error) {
+      await eng.ex.run('ROLLBACK');
+      return { error: r.error };
+    }
+  } else {
+    const replay = replaySql(s.txn!.log, {
+      replica: replayNeedsReplica(eng, s),
+      rel: (n) => relSql(eng, n),
+      ...(role ? { role: 'off' as const } : {}),
+    });
+    const begin = await beginSql(eng, s, false);
+    r = await new Batch()
+      .add('begin', begin.sql, begin.count)
+      .add('gucs', gucSql(eng, s), gucCount(eng, s))
+      .add('replay', replay.sql, replay.checks.length)
+      .add(...replayedGucsAgain(eng, s))
+      .add('ctidMap', ctidMap, 1)
+      .add('end', end, endCount)
+      .run(eng.ex);
+    if (r.error) {
+      await eng.ex.run('ROLLBACK');
+      return { error: r.error };
+    }
+    verifyReplay(eng, s, r, replay.checks);
+  }
   const mapRows = r.get('ctidMap')?.rows ?? [];
   return { committed: new Map(mapRows.map(([rel, orig, cur]) => [`${rel}:${orig}`, cur!])) };
 }
