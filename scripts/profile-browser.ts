@@ -9,7 +9,7 @@
  *    heaviest functions by self time.
  * Usage: tsx scripts/profile-browser.ts [distDir] [lesson ids…]
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SourceMapConsumer } from 'source-map-js';
 import { preview } from 'vite';
@@ -20,6 +20,8 @@ import { quantile } from './bench-browser';
 const dist = resolve(process.argv[2] ?? 'dist');
 const only = process.argv.slice(3);
 const noProfile = !!process.env.NO_CPU_PROFILE;
+/** A directory to write each timed step's own CPU profile to (then no whole-run profile). */
+const perStep = process.env.PER_STEP_PROFILE;
 
 /** Counts every message the page's engine Worker posts back, with its arrival time. */
 const INSTRUMENT = () => {
@@ -125,7 +127,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       id,
       { timeout: 60_000 },
     );
-    if (!profiling && !noProfile) {
+    if (!profiling && !noProfile && !perStep) {
       await cdp.send('Profiler.start');
       profiling = true;
     }
@@ -133,6 +135,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
       if (await page.getByTestId('step-next').isDisabled()) break;
       await page.waitForFunction(() => !document.querySelector('.player .busy'));
       const m0 = await metrics();
+      if (perStep) await cdp.send('Profiler.start');
       const r = await page.evaluate(() => {
         return new Promise<{ ms: number; frameMs: number; answerMs: number; handleMs: number; bytes: number } | null>((res) => {
           const w = window as unknown as { __arrivals: number[]; __handle: number[]; __bytes: number[] };
@@ -172,6 +175,13 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
         continue;
       }
       const m1 = await metrics();
+      if (perStep) {
+        const { profile: p } = (await cdp.send('Profiler.stop')) as { profile: Profile };
+        writeFileSync(
+          join(perStep, `step-${total.length}.json`),
+          JSON.stringify({ where: `${id}#${total.length}`, after: r.ms - r.answerMs, total: r.ms, profile: p }),
+        );
+      }
       for (const k of metricNames) metricParts[k].push(m1[k] - m0[k]);
       total.push(r.ms);
       where.push(`${id}#${total.length} (${((await page.getByTestId('step-position').textContent()) ?? '').trim()})`);
@@ -200,6 +210,7 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
     console.log(
       `slow: ${where[i]} total ${total[i].toFixed(1)} answer ${worker[i].toFixed(1)} (worker ${handle[i].toFixed(1)}) after ${after[i].toFixed(1)}`,
     );
+  if (profile && process.env.PROFILE_OUT) writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
   if (profile) selfTimes(profile);
 }
 

@@ -21,3 +21,50 @@ export function highlighter(language: CodeLanguage): Highlight | null {
   if (!h) void loadHighlighter(language);
   return h ?? null;
 }
+
+/** Runs `work` when the main thread is idle (after a timeout where the browser has no idle callbacks), with whether it may go on; returns a cancel. */
+function whenIdle(work: (more: () => boolean) => void): () => void {
+  if (typeof requestIdleCallback === 'function') {
+    const id = requestIdleCallback((deadline) => work(() => deadline.timeRemaining() > 2), { timeout: 2000 });
+    return () => cancelIdleCallback(id);
+  }
+  const id = setTimeout(() => {
+    const end = performance.now() + 4;
+    work(() => performance.now() < end);
+  }, 50);
+  return () => clearTimeout(id);
+}
+
+/**
+ * Highlights `sources` ahead, in idle time, so that the highlighter's kept answers
+ * (model/highlight `remembered`) already hold them when a step shows them: a lesson's
+ * statements and code snippets are known when it opens, and a Lezer parse of a new statement
+ * or snippet inside a step's update cost 1–6 ms. Returns a cancel (for a lesson closed early).
+ */
+export function warmHighlights(sources: readonly { source: string; language: CodeLanguage }[]): () => void {
+  let i = 0;
+  let stopped = false;
+  let cancel: () => void = () => {};
+  const work = (more: () => boolean) => {
+    while (!stopped && i < sources.length) {
+      const { source, language } = sources[i];
+      const h = loaded[language];
+      if (!h) {
+        // Its grammar is still loading: go on once it is there.
+        void loadHighlighter(language).then(() => {
+          if (!stopped) cancel = whenIdle(work);
+        });
+        return;
+      }
+      h(source);
+      i++;
+      if (!more()) break;
+    }
+    if (!stopped && i < sources.length) cancel = whenIdle(work);
+  };
+  cancel = whenIdle(work);
+  return () => {
+    stopped = true;
+    cancel();
+  };
+}
