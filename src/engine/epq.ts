@@ -145,9 +145,7 @@ export function restrictMerge(sql: string, target: string, ctids: string[], hori
   }
   if (on < 0 || when < 0) return null;
   const t = quote(target);
-  const found = ctids.some((c) => c.includes(':'))
-    ? null
-    : `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  const found = ctids.some((c) => c.includes(':')) ? null : `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
   if (!found) return null;
   const own = `${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')`;
   const restriction = `(${found} OR ${own} OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)})`;

@@ -563,7 +563,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const held = eng.rows.heldBy(s.name).flatMap((h) => (epqCovers(scope, h.tuple.oid) ? [epqKey(scope, h.tuple)] : []));
       // A locking SELECT's scan may have stopped early (LIMIT): it goes on over the rows its snapshot saw.
       // A MERGE's join saw the target as its snapshot did (restrictMerge).
-      const horizon = st.cls.verb === 'select' || st.cls.verb === 'merge' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
+      const horizon =
+        st.cls.verb === 'select' || st.cls.verb === 'merge' || st.cls.lockingCte || st.cls.lockingSublink ? dry.horizon : undefined;
       const modes: Record<string, RowLockMode> = {};
       for (const p of dry.plan) if (p.kind === 'row' && epqCovers(scope, p.tuple.oid)) modes[epqKey(scope, p.tuple)] ??= p.mode;
       // WHERE CURRENT OF targets the cursor's row alone.
