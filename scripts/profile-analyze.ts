@@ -4,24 +4,12 @@
  * the stack (that file's code plus the Svelte runtime and DOM work it called), and by inclusive time
  * per app source file. Usage: tsx scripts/profile-analyze.ts PROFILE.json DIST
  */
-import { readFileSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { SourceMapConsumer } from 'source-map-js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { sourceMapper, topLines, type CpuProfile } from './cpuProfile';
 
-interface Frame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-  columnNumber: number;
-}
-interface Profile {
-  nodes: { id: number; callFrame: Frame; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-const p = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Profile;
-const dist = resolve(process.argv[3] ?? 'dist');
-const maps = new Map<string, SourceMapConsumer | null>();
+const p = JSON.parse(readFileSync(process.argv[2], 'utf8')) as CpuProfile;
+const mapped = sourceMapper(resolve(process.argv[3] ?? 'dist'));
 const memo = new Map<number, { file: string; name: string } | null>();
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -29,25 +17,7 @@ for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 function original(id: number): { file: string; name: string } | null {
   if (memo.has(id)) return memo.get(id)!;
   const f = byId.get(id)!.callFrame;
-  const file = f.url.split('/').pop() ?? '';
-  if (!maps.has(file)) {
-    const m = join(dist, 'assets', `${file}.map`);
-    maps.set(file, file && existsSync(m) ? new SourceMapConsumer(JSON.parse(readFileSync(m, 'utf8'))) : null);
-  }
-  const c = maps.get(file);
-  let out: { file: string; name: string } | null = null;
-  if (c) {
-    const o = c.originalPositionFor({ line: f.lineNumber + 1, column: f.columnNumber });
-    if (o.source)
-      out = {
-        file: o.source
-          .replace(/^.*node_modules\//, 'nm/')
-          .replace(/^(\.\.\/)+/, '')
-          .replace(/^.*src\//, 'src/'),
-        name: `${o.name ?? f.functionName}:${o.line}`,
-      };
-  }
-  if (!out) out = { file: `native:${f.functionName || '(anon)'}`, name: f.functionName };
+  const out = mapped(f) ?? { file: `native:${f.functionName || '(anon)'}`, name: f.functionName };
   memo.set(id, out);
   return out;
 }
@@ -81,13 +51,7 @@ p.samples.forEach((id, i) => {
   ))
     add(incFn, f, dt);
 });
-const top = (m: Map<string, number>, k: number) =>
-  [...m]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, k)
-    .map(([n, ms]) => `${ms.toFixed(0).padStart(7)} ms  ${n}`)
-    .join('\n');
 console.log(`busy (not idle/program/gc) ${allMs.toFixed(0)} ms; under Svelte's flush ${flushMs.toFixed(0)} ms`);
-console.log('flush, by innermost app file ← what ran:\n' + top(innermost, 40));
-console.log('flush, inclusive by app file:\n' + top(inclusive, 30));
-console.log('flush, inclusive by app function:\n' + top(incFn, 40));
+console.log('flush, by innermost app file ← what ran:\n' + topLines(innermost, 40));
+console.log('flush, inclusive by app file:\n' + topLines(inclusive, 30));
+console.log('flush, inclusive by app function:\n' + topLines(incFn, 40));

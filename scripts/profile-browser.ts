@@ -9,9 +9,9 @@
  *    heaviest functions by self time.
  * Usage: tsx scripts/profile-browser.ts [distDir] [lesson ids…]
  */
-import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SourceMapConsumer } from 'source-map-js';
+import { sourceMapper, topLines, type CpuProfile as Profile } from './cpuProfile';
 import { preview } from 'vite';
 import type { Page } from 'playwright-core';
 import { ROOT, launchChromium } from '../tests/e2e/browser';
@@ -214,29 +214,10 @@ async function stepProfile(page: Page, base: string, ids: string[]): Promise<voi
   if (profile) selfTimes(profile);
 }
 
-interface Profile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
 /** Prints the functions with the most self time, and time by script. */
 function selfTimes(p: Profile): void {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const maps = new Map<string, SourceMapConsumer | null>();
-  const original = (f: Profile['nodes'][number]['callFrame']): { file: string; name: string } | null => {
-    const file = f.url.split('/').pop() ?? '';
-    if (!maps.has(file)) {
-      const m = join(dist, 'assets', `${file}.map`);
-      maps.set(file, file && existsSync(m) ? new SourceMapConsumer(JSON.parse(readFileSync(m, 'utf8'))) : null);
-    }
-    const c = maps.get(file);
-    if (!c) return null;
-    const o = c.originalPositionFor({ line: f.lineNumber + 1, column: f.columnNumber });
-    return o.source
-      ? { file: `${o.source.replace(/^.*node_modules\//, 'nm/').replace(/^(\.\.\/)+/, '')}`, name: `${o.name ?? f.functionName}:${o.line}` }
-      : null;
-  };
+  const original = sourceMapper(dist);
   const self = new Map<string, number>();
   const byUrl = new Map<string, number>();
   p.samples.forEach((id, i) => {
@@ -249,14 +230,8 @@ function selfTimes(p: Profile): void {
     const u = o?.file ?? (f.url.split('/').pop() || f.functionName);
     byUrl.set(u, (byUrl.get(u) ?? 0) + dt);
   });
-  const top = (m: Map<string, number>, k: number) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, k)
-      .map(([n, ms]) => `${ms.toFixed(0).padStart(7)} ms  ${n}`)
-      .join('\n');
-  console.log('by script:\n' + top(byUrl, 30));
-  console.log('by function (self):\n' + top(self, 40));
+  console.log('by script:\n' + topLines(byUrl, 30));
+  console.log('by function (self):\n' + topLines(self, 40));
 }
 
 const server = await preview({

@@ -13,6 +13,26 @@ const SELECT_TAIL = new Set(['GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'OFF
 const DML_TAIL = new Set(['RETURNING']);
 const SET_OPS = new Set(['UNION', 'INTERSECT', 'EXCEPT']);
 
+/** The statement's tokens (libpg-query's scanner, byte offsets) and a slice of its UTF-8 text; null when it does not scan. */
+function scanned(sql: string): { bytes: Uint8Array; slice: (a: number, b: number) => string; tokens: SqlToken[] } | null {
+  const bytes = new TextEncoder().encode(sql);
+  const dec = new TextDecoder();
+  try {
+    const tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
+    return { bytes, slice: (a, b) => dec.decode(bytes.slice(a, b)), tokens };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The rows of `t` a re-run may see: one the scan found (`found`), one the session's own
+ * transaction wrote (its xids, as pg_locks lists them in the dry run), and `older` (an `OR …`).
+ */
+function eligible(t: string, found: string, older = ''): string {
+  return `(${found} OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
+}
+
 /** The statement with its target restricted to the given tuples, or null when it cannot be done safely. */
 export function restrictToTuples(
   sql: string,
@@ -23,15 +43,9 @@ export function restrictToTuples(
   ordered = false,
   marks?: RowMarkFunctions,
 ): string | null {
-  const bytes = new TextEncoder().encode(sql);
-  const dec = new TextDecoder();
-  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
-  let tokens: SqlToken[];
-  try {
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return null;
-  }
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
   const tail = verb === 'select' ? SELECT_TAIL : DML_TAIL;
   const t = quote(target);
   let depth = 0;
@@ -69,7 +83,7 @@ export function restrictToTuples(
   const found = qualified
     ? `(${t}.tableoid::pg_catalog.int8::pg_catalog.text || ':' || ${t}.ctid::pg_catalog.text) = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::pg_catalog.text[])`
     : `${t}.ctid = ANY(${list})`;
-  const restriction = `(${found} OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
+  const restriction = eligible(t, found, older);
   // PostgreSQL's LockRows sits above the Sort: the rows were sorted on the values the statement's
   // snapshot saw, and EvalPlanQual rechecks only the WHERE clause of a row's newest version, so a
   // row keeps its place even when the update it waited for changed its sort key. The rows the
@@ -116,15 +130,9 @@ export function restrictToTuples(
  * (a WHEN NOT MATCHED BY SOURCE clause: the re-run then sees the target afresh).
  */
 export function restrictMerge(sql: string, target: string, ctids: string[], horizon: number): string | null {
-  const bytes = new TextEncoder().encode(sql);
-  const dec = new TextDecoder();
-  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
-  let tokens: SqlToken[];
-  try {
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return null;
-  }
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
   let depth = 0;
   let using = false;
   let on = -1;
@@ -143,12 +151,11 @@ export function restrictMerge(sql: string, target: string, ctids: string[], hori
       else if (word === 'SOURCE' && when >= 0 && tokens[i - 1]?.text.toUpperCase() === 'BY') return null;
     }
   }
-  if (on < 0 || when < 0) return null;
+  // Rows keyed by table (an inheritance family) are not restricted here.
+  if (on < 0 || when < 0 || ctids.some((c) => c.includes(':'))) return null;
   const t = quote(target);
-  const found = ctids.some((c) => c.includes(':')) ? null : `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
-  if (!found) return null;
-  const own = `${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')`;
-  const restriction = `(${found} OR ${own} OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)})`;
+  const found = `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
+  const restriction = eligible(t, found, ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}`);
   return `${slice(0, on)} (${slice(on, when).trim()}) AND ${restriction} ${slice(when, bytes.length)}`;
 }
 
@@ -159,12 +166,8 @@ export function restrictMerge(sql: string, target: string, ctids: string[], hori
  * the outer statement joins whatever rows the CTE returns. Null when it cannot be done safely.
  */
 export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number, ordered = false): string | null {
-  let tokens: SqlToken[];
-  try {
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return null;
-  }
+  const tokens = scanned(sql)?.tokens;
+  if (!tokens) return null;
   const unquote = (t: string) => (t.startsWith('"') ? t.slice(1, -1).replace(/""/g, '"') : t.toLowerCase());
   let depth = 0;
   for (let i = 0; i < tokens.length; i++) {
@@ -228,15 +231,9 @@ export const ORDER_COLUMN = ' lockstep_order';
  */
 export function tagOrder(sql: string, verb: 'select' | 'update' | 'delete', target: string, qualified = false): string | null {
   if (/\bold\b/i.test(sql)) return null;
-  let tokens: SqlToken[];
-  try {
-    tokens = (scanSync(sql) as unknown as { tokens: SqlToken[] }).tokens;
-  } catch {
-    return null;
-  }
-  const bytes = new TextEncoder().encode(sql);
-  const dec = new TextDecoder();
-  const slice = (a: number, b: number) => dec.decode(bytes.slice(a, b));
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
   const col = `"${ORDER_COLUMN}"`;
   let depth = 0;
   let returning = false;
