@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AFTER_MARK, orderRowNotices, restrictMerge, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
+import { AFTER_MARK, excludeTuples, orderRowNotices, restrictMerge, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
 import { ROW_MARK_FUNCTIONS } from './pg/inject';
 import { loadParser } from './sql';
 
@@ -55,6 +55,34 @@ describe('restrictToTuples', () => {
     });
 });
 
+describe('excludeTuples', () => {
+  const cases: { name: string; args: Parameters<typeof excludeTuples>; expected: string | null }[] = [
+    {
+      name: 'a locking select with a limit',
+      args: ["SELECT id FROM q WHERE s = 'new' ORDER BY id LIMIT 1 FOR KEY SHARE", 'select', 'q', ['(0,1)']],
+      expected: `SELECT id FROM q WHERE (s = 'new') AND NOT (q.ctid = ANY('{"(0,1)"}'::tid[])) ORDER BY id LIMIT 1 FOR KEY SHARE`,
+    },
+    {
+      name: 'an update without where',
+      args: ['UPDATE t SET v = 1 RETURNING v', 'update', 't', ['(0,1)', '(0,4)']],
+      expected: `UPDATE t SET v = 1 WHERE NOT (t.ctid = ANY('{"(0,1)","(0,4)"}'::tid[])) RETURNING v`,
+    },
+    {
+      name: 'an inheritance family’s rows',
+      args: ['DELETE FROM p WHERE c = 0', 'delete', 'p', ['16390:(0,1)']],
+      expected: `DELETE FROM p WHERE (c = 0) AND NOT ((p.tableoid::pg_catalog.int8::pg_catalog.text || ':' || p.ctid::pg_catalog.text) = ANY('{"16390:(0,1)"}'::pg_catalog.text[]))`,
+    },
+    { name: 'where current of refused', args: ['DELETE FROM t WHERE CURRENT OF c', 'delete', 't', ['(0,1)']], expected: null },
+    { name: 'set operation refused', args: ['SELECT 1 FROM a UNION SELECT 1 FROM b FOR UPDATE', 'select', 'a', ['(0,1)']], expected: null },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      const input = structuredClone(c);
+      expect(excludeTuples(...c.args)).toBe(c.expected);
+      expect(c).toEqual(input);
+    });
+});
+
 describe('an inheritance parent’s rows, keyed by table and ctid', () => {
   it('restricts by table OID and ctid together, and tags the rows with both', () => {
     const sql = restrictToTuples('UPDATE p SET b = -b WHERE c = 0', 'update', 'p', ['16390:(0,1)', '16393:(0,1)'], undefined, true);
@@ -73,6 +101,13 @@ describe('restrictToTuples with a horizon', () => {
     const sql = restrictToTuples('SELECT * FROM jobs ORDER BY id LIMIT 1 FOR UPDATE', 'select', 'jobs', ['(0,1)'], 731);
     expect(sql).toContain(`jobs.ctid = ANY('{"(0,1)"}'::tid[])`);
     expect(sql).toMatch(/ OR jobs\.xmin::text::bigint < 731\) ORDER BY id LIMIT 1 FOR UPDATE$/);
+  });
+  it('keeps the newest versions of the rows its snapshot saw that a committed update replaced eligible', () => {
+    const sql = restrictToTuples('SELECT * FROM jobs ORDER BY id LIMIT 1 FOR UPDATE', 'select', 'jobs', ['(0,1)'], {
+      horizon: 731,
+      beyond: ['(0,7)'],
+    });
+    expect(sql).toMatch(/ OR jobs\.xmin::text::bigint < 731 OR jobs\.ctid = ANY\('\{"\(0,7\)"\}'::tid\[\]\)\) ORDER BY id LIMIT 1 FOR UPDATE$/);
   });
 });
 

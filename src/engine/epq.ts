@@ -33,13 +33,39 @@ function eligible(t: string, found: string, older = ''): string {
   return `(${found} OR ${t}.xmin::text::bigint IN (SELECT l.transactionid::text::bigint FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'transactionid')${older})`;
 }
 
+/**
+ * The row versions a statement's snapshot saw, as a re-run with a new snapshot finds them: those
+ * committed before its first run (`horizon`, a PGlite xid), and the newest versions of those a
+ * committed update replaced since (`beyond`, epqKeys): PostgreSQL's scan met the old version and
+ * followed its update chain to the newest (EvalPlanQual), which a new snapshot sees in its place.
+ */
+export interface SeenRows {
+  horizon: number;
+  beyond?: readonly string[];
+}
+
+/** ` OR …` for the rows `seen` names (a bare number: a horizon alone); empty without it. */
+function seenClause(t: string, seen: number | SeenRows | undefined): string {
+  if (seen === undefined) return '';
+  const { horizon, beyond } = typeof seen === 'number' ? { horizon: seen, beyond: undefined } : seen;
+  return ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}${beyond?.length ? ` OR ${keyMatch(t, beyond)}` : ''}`;
+}
+
+/** Whether a row of `t` is one of `keys`: ctids, or "oid:(block,offset)" for an inheritance family's rows (epqKey). */
+function keyMatch(t: string, keys: readonly string[]): string {
+  const list = `'{${keys.map((c) => `"${c}"`).join(',')}}'`;
+  return keys.some((c) => c.includes(':'))
+    ? `(${t}.tableoid::pg_catalog.int8::pg_catalog.text || ':' || ${t}.ctid::pg_catalog.text) = ANY(${list}::pg_catalog.text[])`
+    : `${t}.ctid = ANY(${list}::tid[])`;
+}
+
 /** The statement with its target restricted to the given tuples, or null when it cannot be done safely. */
 export function restrictToTuples(
   sql: string,
   verb: 'select' | 'update' | 'delete',
   target: string,
   ctids: string[],
-  horizon?: number,
+  horizon?: number | SeenRows,
   ordered = false,
   marks?: RowMarkFunctions,
 ): string | null {
@@ -73,10 +99,10 @@ export function restrictToTuples(
     return `${slice(0, where)} ${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]) ${slice(end, bytes.length)}`.trim();
   // Row versions the session created itself cannot have been changed by anyone else: they stay eligible.
 
-  // With a horizon (the PGlite xid of the statement's first run), row versions committed before
-  // the statement started stay eligible too: a scan that stopped early (LIMIT) goes on past the
-  // rows it had found, over the rows its snapshot saw; versions committed later are not among them.
-  const older = horizon !== undefined ? ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}` : '';
+  // With a horizon (the PGlite xid of the statement's first run), the rows its snapshot saw stay
+  // eligible too: a scan that stopped early (LIMIT) goes on past the rows it had found, over the
+  // rows its snapshot saw (the newest versions of those updated since); rows inserted later are not among them.
+  const older = seenClause(t, horizon);
   const list = `'{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[]`;
   // An inheritance parent's rows are keyed "oid:(block,offset)": a ctid alone names a row in each child.
   const qualified = ctids.some((c) => c.includes(':'));
@@ -107,7 +133,7 @@ export function restrictToTuples(
   // the statement (`horizon`) or found, marks each row's notices with its ctid, and keeps only the
   // found rows; a CASE keeps the planner from evaluating the restriction first.
   if (marks && where >= 0 && !qualified && horizon !== undefined && verb !== 'select') {
-    const seen = `(${t}.xmin::text::bigint < ${Math.trunc(horizon)} OR ${restriction})`;
+    const seen = `(${seenClause(t, horizon).slice(' OR '.length)} OR ${restriction})`;
     const quals = costOrdered(
       tokens.filter((x) => x.start >= where && x.end <= end && x.text !== ';'),
       slice,
@@ -120,6 +146,39 @@ export function restrictToTuples(
 }
 
 /**
+ * The statement with the given rows of its target left out of its scan: under the statement's
+ * kept snapshot, the rows a committed transaction deleted after it (heap_lock_tuple, heap_update
+ * and heap_delete return TM_Deleted there, and READ COMMITTED passes over the row where
+ * REPEATABLE READ fails). The scan goes on over the rest under the same snapshot, so a LIMIT takes
+ * the next row. Keys are ctids, or "oid:(block,offset)" for an inheritance family's rows (epqKey).
+ * Null when it cannot be done safely (a set operation, WHERE CURRENT OF).
+ */
+export function excludeTuples(sql: string, verb: 'select' | 'update' | 'delete', target: string, keys: string[]): string | null {
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
+  const tail = verb === 'select' ? SELECT_TAIL : DML_TAIL;
+  const t = quote(target);
+  let depth = 0;
+  let where = -1;
+  let end = bytes.length;
+  for (const tok of tokens) {
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') depth++;
+    else if (tok.text === ')') depth--;
+    else if (depth === 0) {
+      if (SET_OPS.has(word)) return null;
+      if (word === 'WHERE' && where < 0) where = tok.end;
+      else if (tail.has(word) && tok.start > Math.max(where, 0) && end === bytes.length) end = tok.start;
+    }
+  }
+  if (where >= 0 && /^current$/i.test(tokens.find((x) => x.start >= where)?.text ?? '')) return null;
+  const gone = keyMatch(t, keys);
+  if (where >= 0) return `${slice(0, where)} (${slice(where, end).trim()}) AND NOT (${gone}) ${slice(end, bytes.length)}`.trim();
+  return `${slice(0, end).trimEnd()} WHERE NOT (${gone}) ${slice(end, bytes.length)}`.trim();
+}
+
+/**
  * A MERGE restricted as EvalPlanQual sees its target: the join ran under the statement's
  * snapshot, so a target row joins only if that snapshot saw it (a version committed before the
  * statement started, `horizon`), the session wrote it, or it is the newest version of a row the
@@ -129,7 +188,7 @@ export function restrictToTuples(
  * would have matched it. The restriction joins the ON condition. Null when it cannot be placed
  * (a WHEN NOT MATCHED BY SOURCE clause: the re-run then sees the target afresh).
  */
-export function restrictMerge(sql: string, target: string, ctids: string[], horizon: number): string | null {
+export function restrictMerge(sql: string, target: string, ctids: string[], horizon: number | SeenRows): string | null {
   const scan = scanned(sql);
   if (!scan) return null;
   const { bytes, slice, tokens } = scan;
@@ -155,7 +214,7 @@ export function restrictMerge(sql: string, target: string, ctids: string[], hori
   if (on < 0 || when < 0 || ctids.some((c) => c.includes(':'))) return null;
   const t = quote(target);
   const found = `${t}.ctid = ANY('{${ctids.map((c) => `"${c}"`).join(',')}}'::tid[])`;
-  const restriction = eligible(t, found, ` OR ${t}.xmin::text::bigint < ${Math.trunc(horizon)}`);
+  const restriction = eligible(t, found, seenClause(t, horizon));
   return `${slice(0, on)} (${slice(on, when).trim()}) AND ${restriction} ${slice(when, bytes.length)}`;
 }
 
@@ -165,7 +224,19 @@ export function restrictMerge(sql: string, target: string, ctids: string[], hori
  * that rechecks the row and goes on to the next one of its input (a `LIMIT 1` job queue), while
  * the outer statement joins whatever rows the CTE returns. Null when it cannot be done safely.
  */
-export function restrictCte(sql: string, cte: string, target: string, ctids: string[], horizon?: number, ordered = false): string | null {
+export function restrictCte(
+  sql: string,
+  cte: string,
+  target: string,
+  ctids: string[],
+  horizon?: number | SeenRows,
+  ordered = false,
+): string | null {
+  return rewriteCte(sql, cte, (body) => restrictToTuples(body, 'select', target, ctids, horizon, ordered));
+}
+
+/** The statement with the body of its CTE `cte` rewritten by `rewrite`; null when either cannot be done. */
+export function rewriteCte(sql: string, cte: string, rewrite: (body: string) => string | null): string | null {
   const tokens = scanned(sql)?.tokens;
   if (!tokens) return null;
   const unquote = (t: string) => (t.startsWith('"') ? t.slice(1, -1).replace(/""/g, '"') : t.toLowerCase());
@@ -177,7 +248,7 @@ export function restrictCte(sql: string, cte: string, target: string, ctids: str
     if (depth !== 0 || unquote(t) !== cte || tokens[i + 1]?.text.toUpperCase() !== 'AS') continue;
     let open = i + 2;
     while (open < tokens.length && tokens[open].text !== '(') open++;
-    return restrictParenthesized(sql, tokens, open, target, ctids, horizon, ordered);
+    return rewriteParenthesized(sql, tokens, open, rewrite);
   }
   return null;
 }
@@ -190,18 +261,15 @@ export interface SqlToken {
 }
 
 /**
- * The statement with the locking SELECT inside the parentheses that open at `tokens[open]` (a
- * CTE's body, a subquery) restricted as restrictToTuples restricts a locking SELECT, and the rest
- * left as it is. Null when the parentheses do not close or the body cannot be restricted.
+ * The statement with the SELECT inside the parentheses that open at `tokens[open]` (a CTE's body,
+ * a subquery) rewritten by `rewrite` (restrictToTuples, excludeTuples), and the rest left as it
+ * is. Null when the parentheses do not close or the body cannot be rewritten.
  */
-export function restrictParenthesized(
+export function rewriteParenthesized(
   sql: string,
   tokens: readonly SqlToken[],
   open: number,
-  target: string,
-  ctids: string[],
-  horizon?: number,
-  ordered = false,
+  rewrite: (body: string) => string | null,
 ): string | null {
   const bytes = new TextEncoder().encode(sql);
   const dec = new TextDecoder();
@@ -210,7 +278,7 @@ export function restrictParenthesized(
   for (let j = open; j < tokens.length; j++) {
     if (tokens[j].text === '(') depth++;
     else if (tokens[j].text === ')' && --depth === 0) {
-      const body = restrictToTuples(slice(tokens[open].end, tokens[j].start), 'select', target, ctids, horizon, ordered);
+      const body = rewrite(slice(tokens[open].end, tokens[j].start));
       return body === null ? null : `${slice(0, tokens[open].end)}${body}${slice(tokens[j].start, bytes.length)}`;
     }
   }

@@ -158,6 +158,12 @@ export interface RunningStep {
     waitedAt?: string;
     /** An UPDATE's or DELETE's first run's transaction id: row versions older than it are those its scan saw. */
     seenBefore?: number;
+    /**
+     * With `horizon`: the newest versions (epqKey) of the rows the statement's snapshot saw that a
+     * committed update replaced after it, read when a re-run first needs a new snapshot; its scan
+     * goes on over them, where PostgreSQL's follows the old version's update chain.
+     */
+    beyond?: string[];
   };
   /** READ COMMITTED: the snapshot the current statement started with, kept across its waits (pg/stmtSnapshot.ts). */
   stmtSnapshot?: StatementSnapshot;

@@ -1,6 +1,6 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
-import { ORDER_COLUMN, restrictCte, restrictMerge, restrictToTuples, tagOrder } from './epq';
+import { ORDER_COLUMN, excludeTuples, restrictCte, restrictMerge, restrictToTuples, rewriteCte, type SeenRows, tagOrder } from './epq';
 import { epqCovers, epqKey, epqRow } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
@@ -14,7 +14,7 @@ import {
   valuesBody,
   valuesTable,
 } from './initPlans';
-import { restrictSublink } from './sublink';
+import { restrictSublink, rewriteSublink } from './sublink';
 import { EngineInternalError } from './errors';
 import { keepSessionAdvisory, keyOwner, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
@@ -43,7 +43,7 @@ import { dryRun } from './pg/dryRun';
 import { afterSet, afterStatementGucs } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
-import { rowChangedByCommit } from './pg/rowChanged';
+import { newestOfSnapshotRows, rowChangedByCommit, rowsDeletedByCommit } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
 import { insertMarkSql, markCount, noticesBeforeMark, ROW_MARK_FUNCTIONS, waitMarkSql } from './pg/inject';
 import type { TupleId } from './model/rowlocks';
@@ -299,10 +299,19 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     if (formed) await restoreSequences(eng, formed);
     dry = await dryRun(eng, s, st);
     if (formed) await restoreSequences(eng, statesOf(seqs, formed));
+    // A row deleted after the snapshot is passed over, not followed: the scan goes on under the
+    // same snapshot without it, and only a row updated meanwhile needs the new one.
+    while (kept && isSnapshotConflict(dry.raw.error) && (await deletedSinceSnapshot(eng, s, kept))) {
+      st = epqStatement(eng, s, base);
+      if (formed) await restoreSequences(eng, formed);
+      dry = await dryRun(eng, s, st);
+      if (formed) await restoreSequences(eng, statesOf(seqs, formed));
+    }
     if (kept && isSnapshotConflict(dry.raw.error)) {
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
       // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL). When
       // the wait was a trigger's, EvalPlanQual re-forms that trigger's row, not the statement's.
+      await noteUpdatedSinceSnapshot(eng, s, kept);
       base = step.epqBase = await freezeSubqueries(eng, s, original);
       kept.fresh = true;
       st = epqStatement(eng, s, base);
@@ -1024,27 +1033,78 @@ async function inheritanceFamily(eng: EngineContext, oid: number): Promise<numbe
   return rows.map((r) => Number(r[0]));
 }
 
+/**
+ * Whether a committed transaction deleted rows of the statement's scan that its re-runs under the
+ * kept snapshot do not yet pass over: they join `kept.gone` (true), or there are none (false).
+ */
+async function deletedSinceSnapshot(eng: EngineContext, s: Sess, kept: StatementSnapshot): Promise<boolean> {
+  const epq = s.step?.epq;
+  if (!epq) return false;
+  const known = new Set(kept.gone ?? []);
+  const fresh = (await rowsDeletedByCommit(eng, epq.children ?? [epq.oid])).map((t) => epqKey(epq, t)).filter((k) => !known.has(k));
+  if (!fresh.length) return false;
+  kept.gone = [...known, ...fresh];
+  return true;
+}
+
+/**
+ * A scan that goes on past the rows it found (`horizon`) met, under its snapshot, rows a committed
+ * update replaced since: PostgreSQL follows each one's update chain and rechecks the newest
+ * version, which the re-run with a new snapshot sees in its place (`epq.beyond`).
+ */
+async function noteUpdatedSinceSnapshot(eng: EngineContext, s: Sess, kept: StatementSnapshot): Promise<void> {
+  const epq = s.step?.epq;
+  if (!epq || epq.horizon === undefined) return;
+  const rels = (epq.children ?? [epq.oid]).flatMap((oid) => {
+    const c = eng.catalog.find((x) => x.oid === oid);
+    return c ? [{ oid, sql: relSql(eng, c.name) }] : [];
+  });
+  const found = new Set(epq.ctids);
+  const beyond = (await newestOfSnapshotRows(eng, kept.content, rels)).map((t) => epqKey(epq, t)).filter((k) => !found.has(k));
+  if (beyond.length) epq.beyond = beyond;
+}
+
+/** The statement with the rows a committed transaction deleted after its kept snapshot left out of its locking scan. */
+function withoutGone(st: ParsedStatement, gone: string[]): ParsedStatement {
+  if (st.cls.kind !== 'dml') return st;
+  const cte = st.cls.lockingCte;
+  const sub = st.cls.lockingSublink;
+  const target = st.cls.target;
+  const verb = st.cls.verb;
+  const sql = cte
+    ? rewriteCte(st.sql, cte.name, (body) => excludeTuples(body, 'select', cte.ref, gone))
+    : sub
+      ? rewriteSublink(st.sql, (body) => excludeTuples(body, 'select', sub.ref, gone))
+      : target && (verb === 'select' || verb === 'update' || verb === 'delete')
+        ? excludeTuples(st.sql, verb, target.ref, gone)
+        : null;
+  return sql ? { ...st, sql } : st;
+}
+
 /** After a wait under READ COMMITTED: the statement restricted to the rows it first found (EvalPlanQual). */
 export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): ParsedStatement {
   const epq = s.step?.epq;
   if (!epq || s.txn?.isolation !== 'read committed' || st.cls.kind !== 'dml') return st;
-  // Under the statement's own snapshot the scan is the first run's: nothing to restrict.
-  if (usesStatementSnapshot(s.txn.isolation, s.step?.stmtSnapshot)) return st;
+  // Under the statement's own snapshot the scan is the first run's: nothing to restrict, only
+  // the rows deleted since then to pass over.
+  const kept = s.step?.stmtSnapshot;
+  if (usesStatementSnapshot(s.txn.isolation, kept)) return kept.gone?.length ? withoutGone(st, kept.gone) : st;
   // With a new snapshot, only the target is restricted: the other tables are read afresh.
   if (st.cls.relations.length > 1) approximate(eng, s, 'join-recheck');
+  const seen: SeenRows | undefined = epq.horizon !== undefined ? { horizon: epq.horizon, ...(epq.beyond ? { beyond: epq.beyond } : {}) } : undefined;
   const cte = st.cls.lockingCte;
   if (cte) {
-    const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+    const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], seen, epq.ordered);
     return sql ? { sql, cls: st.cls } : st;
   }
   const sub = st.cls.lockingSublink;
   if (sub) {
-    const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+    const sql = restrictSublink(st.sql, sub.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], seen, epq.ordered);
     return sql ? { sql, cls: st.cls } : st;
   }
   const merge = st.cls.mergeTarget;
-  if (merge && !st.cls.target && epq.horizon !== undefined && !epq.children) {
-    const sql = restrictMerge(st.sql, merge.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon);
+  if (merge && !st.cls.target && seen && !epq.children) {
+    const sql = restrictMerge(st.sql, merge.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], seen);
     return sql ? { sql, cls: st.cls } : st;
   }
   if (!st.cls.target) return st;
@@ -1062,7 +1122,7 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
     (target?.triggersOrRules || calledFunctionNames(st.sql).length > 0);
   const sql = marked
     ? restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.seenBefore, false, ROW_MARK_FUNCTIONS)
-    : restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], epq.horizon, epq.ordered);
+    : restrictToTuples(st.sql, verb, st.cls.target.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], seen, epq.ordered);
   if (!sql) return st;
   const rowMarks =
     marked && target && sql.includes(ROW_MARK_FUNCTIONS.row)

@@ -12,7 +12,7 @@
  * Found with PostgreSQL's own parser and tokenizer (libpg-query), never by guessing.
  */
 import { parseSync, scanSync } from 'libpg-query';
-import { restrictParenthesized, type SqlToken } from './epq';
+import { restrictToTuples, rewriteParenthesized, type SeenRows, type SqlToken } from './epq';
 
 type Node = Record<string, unknown>;
 
@@ -67,7 +67,12 @@ export function lockingSublinkOf(type: string, body: Node): LockingSublink | und
  * The UPDATE or DELETE with the body of its locking subquery restricted as restrictToTuples
  * restricts a locking SELECT, and the rest left as it is. Null when it cannot be done safely.
  */
-export function restrictSublink(sql: string, target: string, ctids: string[], horizon?: number, ordered = false): string | null {
+export function restrictSublink(sql: string, target: string, ctids: string[], horizon?: number | SeenRows, ordered = false): string | null {
+  return rewriteSublink(sql, (body) => restrictToTuples(body, 'select', target, ctids, horizon, ordered));
+}
+
+/** The UPDATE or DELETE with the body of its locking subquery rewritten by `rewrite`; null when either cannot be done. */
+export function rewriteSublink(sql: string, rewrite: (body: string) => string | null): string | null {
   let tokens: SqlToken[];
   let location: number | undefined;
   try {
@@ -83,5 +88,5 @@ export function restrictSublink(sql: string, target: string, ctids: string[], ho
   // and `= ANY (SELECT …)`: the subquery is the first parenthesized SELECT from there.
   const open = tokens.findIndex((t) => t.start >= location && t.text === '(');
   if (open < 0 || tokens[open + 1]?.text.toUpperCase() !== 'SELECT') return null;
-  return restrictParenthesized(sql, tokens, open, target, ctids, horizon, ordered);
+  return rewriteParenthesized(sql, tokens, open, rewrite);
 }

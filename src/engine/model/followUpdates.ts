@@ -72,6 +72,7 @@ export function followUpdates(eng: ModelState, s: Sess, committed: Map<string, s
         if (epq.modes?.[oldKey]) epq.modes = { ...epq.modes, [curKey]: epq.modes[oldKey] };
         epq.origin = { ...epq.origin, [curKey]: epq.origin?.[oldKey] ?? oldKey };
       }
+      if (epq.beyond?.includes(oldKey)) epq.beyond = epq.beyond.map((c) => (c === oldKey ? curKey : c));
     }
     for (const other of eng.sessions.values()) {
       if (other === s || !other.txn) continue;

@@ -35,3 +35,83 @@ export async function rowChangedByCommit(eng: EngineContext, t: TupleId): Promis
   if (mask & (XMAX_INVALID | XMAX_LOCK_ONLY | XMAX_IS_MULTI)) return false;
   return status === 'committed';
 }
+
+
+/** The condition that a heap_page_items row `h` is a version whose xmax is a committed updater or deleter. */
+function changedByCommitSql(h: string): string {
+  return `${h}.lp_flags = 1 AND ${h}.t_infomask IS NOT NULL AND ${h}.t_infomask & ${XMAX_INVALID | XMAX_LOCK_ONLY} = 0
+        AND CASE WHEN ${h}.t_infomask & ${XMAX_IS_MULTI} <> 0
+              THEN EXISTS (SELECT 1 FROM pg_catalog.pg_get_multixact_members(${h}.t_xmax::text::xid) m
+                            WHERE m.mode IN ('upd', 'nokeyupd') AND pg_catalog.pg_xact_status(m.xid::text::xid8) = 'committed')
+              ELSE pg_catalog.pg_xact_status(${h}.t_xmax::text::xid8) = 'committed' END`;
+}
+
+/** Every block of the given tables' heaps, with its line pointers: `c.oid`, `b.blk` and `h`. */
+function heapItemsSql(oids: readonly number[]): string {
+  return `FROM pg_catalog.pg_class c
+       CROSS JOIN LATERAL pg_catalog.generate_series(0, (pg_catalog.pg_relation_size(c.oid) / 8192)::int - 1) AS b(blk)
+       CROSS JOIN LATERAL ${INTERNAL_SCHEMA}.heap_page_items(${INTERNAL_SCHEMA}.get_raw_page(c.oid::regclass::text, b.blk)) h
+      WHERE c.oid = ANY('{${oids.map((o) => Math.trunc(o)).join(',')}}'::oid[]) AND c.relkind = 'r'`;
+}
+
+/**
+ * The row versions of the given tables that a committed transaction deleted (not updated: the
+ * version's t_ctid still points at itself, and its xmax, or a member of its multixact, is a
+ * committed updater). A statement that kept its snapshot across a wait meets them as TM_Deleted.
+ */
+export async function rowsDeletedByCommit(eng: EngineContext, oids: readonly number[]): Promise<RowVersion[]> {
+  if (!oids.length) return [];
+  const rows = await eng.ex.must(
+    `SELECT c.oid::int, b.blk, h.lp ${heapItemsSql(oids)}
+        AND h.t_ctid = pg_catalog.format('(%s,%s)', b.blk, h.lp)::tid AND ${changedByCommitSql('h')}`,
+  );
+  return rows.map((r) => ({ oid: Number(r[0]), block: Number(r[1]), offset: Number(r[2]) }));
+}
+
+/** A row version: its table and place. */
+export interface RowVersion {
+  oid: number;
+  block: number;
+  offset: number;
+}
+
+/**
+ * The newest versions of the rows a kept statement snapshot saw in the given tables, where a
+ * committed update replaced the version it saw (each followed along its update chain, t_ctid,
+ * as heap_lock_tuple and EvalPlanQualFetch follow it). A deleted chain's last version is among
+ * them too: a new snapshot does not see it. `snapshot` is the kept snapshot's file content; `rels`
+ * the tables as the SQL may name them.
+ */
+export async function newestOfSnapshotRows(
+  eng: EngineContext,
+  snapshot: string,
+  rels: readonly { oid: number; sql: string }[],
+): Promise<RowVersion[]> {
+  if (!rels.length) return [];
+  const id = await eng.ex.stageSnapshotImport(snapshot);
+  const seenSql = rels.map((r) => `SELECT ${Math.trunc(r.oid)}, ctid::text FROM ONLY ${r.sql}`).join(' UNION ALL ');
+  const r = await eng.ex.run(
+    `BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET TRANSACTION SNAPSHOT '${id}';
+${seenSql};
+SELECT c.oid::int, b.blk, h.lp, h.t_ctid::text ${heapItemsSql(rels.map((x) => x.oid))}
+        AND h.t_ctid <> pg_catalog.format('(%s,%s)', b.blk, h.lp)::tid AND ${changedByCommitSql('h')};
+ROLLBACK`,
+  );
+  if (r.error) {
+    await eng.ex.run('ROLLBACK');
+    return [];
+  }
+  const seen = r.results[2]?.rows ?? [];
+  const next = new Map((r.results[3]?.rows ?? []).map((x) => [`${x[0]}:(${x[1]},${x[2]})`, String(x[3])]));
+  const out: RowVersion[] = [];
+  for (const [oid, ctid] of seen) {
+    let at = `${oid}:${ctid}`;
+    // A version moved to another partition points nowhere in this table (an invalid block).
+    for (let hops = 0; next.has(at) && hops < 10_000; hops++) at = `${oid}:${next.get(at)}`;
+    if (at === `${oid}:${ctid}`) continue;
+    const [b, o] = at.slice(at.indexOf(':') + 2, -1).split(',').map(Number);
+    if (Number.isFinite(b) && b < 0xffffffff) out.push({ oid: Number(oid), block: b, offset: o });
+  }
+  return out;
+}

@@ -11,7 +11,9 @@
  * then does the engine fall back to re-running with a new snapshot, restricted to the rows the
  * first scan found (epq.ts). A lock that does not conflict with the committed change (FOR KEY
  * SHARE past a key-preserving update) succeeds under the snapshot, and returns the version the
- * snapshot sees, as heap_lock_tuple does.
+ * snapshot sees, as heap_lock_tuple does. A row deleted after the snapshot is not followed: the
+ * re-run under the snapshot leaves it out and goes on (`gone`), as nodeLockRows and
+ * ExecUpdate / ExecDelete pass over a TM_Deleted row.
  *
  * Pure: SQL text and decisions only.
  */
@@ -23,6 +25,12 @@ export interface StatementSnapshot {
   content: string;
   /** A re-run under the snapshot met a row changed after it: later re-runs take a new snapshot (EvalPlanQual emulation). */
   fresh?: boolean;
+  /**
+   * Rows of the statement's scan (epqKey) that a committed transaction deleted after the snapshot:
+   * READ COMMITTED's lock or update meets TM_Deleted and passes over the row, so the re-runs under
+   * the snapshot leave them out of the scan and go on with the rest.
+   */
+  gone?: string[];
   /**
    * The sequence states before the run that formed the statement's rows and then waited for a
    * row: PostgreSQL writes the rows it formed once the holder ends without changing the row.
