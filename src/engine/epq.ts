@@ -179,6 +179,35 @@ export function excludeTuples(sql: string, verb: 'select' | 'update' | 'delete',
 }
 
 /**
+ * A query for the rows a locking SELECT's scan returns (before its LockRows): the target's table
+ * OID and ctid for each, from its FROM list and WHERE clause, without ordering, limit or locking
+ * clause. Run under the statement's snapshot, it names the rows whose quals the snapshot's
+ * versions pass, which PostgreSQL then locks (and rechecks, when a committed update replaced
+ * them). Null when the statement is not such a SELECT.
+ */
+export function scanRowsSql(sql: string, target: string): string | null {
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
+  let depth = 0;
+  let from = -1;
+  let end = -1;
+  for (const tok of tokens) {
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') depth++;
+    else if (tok.text === ')') depth--;
+    else if (depth === 0) {
+      if (SET_OPS.has(word) || word === 'WITH') return null;
+      if (word === 'FROM' && from < 0) from = tok.start;
+      else if (from >= 0 && end < 0 && (SELECT_TAIL.has(word) || tok.text === ';')) end = tok.start;
+    }
+  }
+  if (!/^select$/i.test(tokens[0]?.text ?? '') || from < 0) return null;
+  const t = quote(target);
+  return `SELECT ${t}.tableoid::pg_catalog.int4, ${t}.ctid::pg_catalog.text ${slice(from, end < 0 ? bytes.length : end).trim()}`;
+}
+
+/**
  * A MERGE restricted as EvalPlanQual sees its target: the join ran under the statement's
  * snapshot, so a target row joins only if that snapshot saw it (a version committed before the
  * statement started, `horizon`), the session wrote it, or it is the newest version of a row the

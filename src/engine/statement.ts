@@ -1,6 +1,6 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
-import { ORDER_COLUMN, excludeTuples, restrictCte, restrictMerge, restrictToTuples, rewriteCte, type SeenRows, tagOrder } from './epq';
+import { ORDER_COLUMN, excludeTuples, restrictCte, restrictMerge, restrictToTuples, rewriteCte, scanRowsSql, type SeenRows, tagOrder } from './epq';
 import { epqCovers, epqKey, epqRow } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
@@ -43,7 +43,7 @@ import { dryRun } from './pg/dryRun';
 import { afterSet, afterStatementGucs } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
 import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from './pg/functionContext';
-import { newestOfSnapshotRows, rowChangedByCommit, rowsDeletedByCommit } from './pg/rowChanged';
+import { newestOfSnapshotRows, rowChangedByCommit, rowsDeletedSince } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
 import { insertMarkSql, markCount, noticesBeforeMark, ROW_MARK_FUNCTIONS, waitMarkSql } from './pg/inject';
 import type { TupleId } from './model/rowlocks';
@@ -311,7 +311,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       // A row the statement locks changed after its snapshot: READ COMMITTED follows it, and
       // EvalPlanQual forms its new version again (more sequence values, as in PostgreSQL). When
       // the wait was a trigger's, EvalPlanQual re-forms that trigger's row, not the statement's.
-      await noteUpdatedSinceSnapshot(eng, s, kept);
+      await noteUpdatedSinceSnapshot(eng, s, original, kept);
       base = step.epqBase = await freezeSubqueries(eng, s, original);
       kept.fresh = true;
       st = epqStatement(eng, s, base);
@@ -419,6 +419,19 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // A view's WITH CHECK OPTION is checked after the row is written, so after its lock.
     if (dry.raw.error.sqlstate === '44000' && s.txn && st.cls.kind === 'dml' && st.cls.waitPolicy !== 'skip') {
       const first = await lockBeforeViewCheck(eng, s, st, dry.raw.error);
+      if (first !== 'ok') return first;
+    }
+    // A locking SELECT whose LockRows fails at a row (a transaction snapshot's 40001: the row
+    // changed after it) has locked the rows before it: one of those another transaction holds is
+    // waited for first. (An error in the scan's quals may come before any lock, below a Sort.)
+    if (
+      dry.rowsBeforeError &&
+      dry.raw.error.sqlstate === '40001' &&
+      st.cls.kind === 'dml' &&
+      st.cls.lockingSelect &&
+      st.cls.waitPolicy !== 'skip'
+    ) {
+      const first = await lockBeforeRowError(eng, s, st, dry.rowsBeforeError);
       if (first !== 'ok') return first;
     }
     const opened = await relationLocksBeforeError(eng, s, st);
@@ -796,6 +809,28 @@ async function lockBeforeViewCheck(eng: EngineContext, s: Sess, st: ParsedStatem
 }
 
 /**
+ * The rows a locking SELECT locked before it failed at the next one: the same statement under a
+ * LIMIT of that many rows (its LockRows, inside the subquery, locks only the rows the LIMIT pulls)
+ * finds them. 'ok' when none conflicts (the error is reported at once); otherwise the statement
+ * waits (or fails) on them, and runs again once they are granted.
+ */
+async function lockBeforeRowError(eng: EngineContext, s: Sess, st: ParsedStatement, rows: number): Promise<'ok' | 'error' | 'wait'> {
+  const limited: ParsedStatement = { sql: `SELECT * FROM (${st.sql.replace(/;\s*$/, '')}) AS lockstep_rows LIMIT ${Math.trunc(rows)}`, cls: st.cls };
+  const seqs = await sequenceStates(eng);
+  let probe: DryRun;
+  try {
+    probe = await dryRun(eng, s, limited);
+  } catch (e) {
+    if (e instanceof EngineInternalError) return 'ok';
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe);
+}
+
+/**
  * The locks a statement takes before its foreign-key trigger fails (its rows, and the relation and
  * advisory locks of its scan): a dry run with the triggers off (session_replication_role =
  * replica) finds them. A referenced row's NO ACTION / RESTRICT check then locks the referencing
@@ -1041,28 +1076,45 @@ async function deletedSinceSnapshot(eng: EngineContext, s: Sess, kept: Statement
   const epq = s.step?.epq;
   if (!epq) return false;
   const known = new Set(kept.gone ?? []);
-  const fresh = (await rowsDeletedByCommit(eng, epq.children ?? [epq.oid])).map((t) => epqKey(epq, t)).filter((k) => !known.has(k));
+  const fresh = (await rowsDeletedSince(eng, kept.content, epq.children ?? [epq.oid])).map((t) => epqKey(epq, t)).filter((k) => !known.has(k));
   if (!fresh.length) return false;
   kept.gone = [...known, ...fresh];
   return true;
 }
 
 /**
- * A scan that goes on past the rows it found (`horizon`) met, under its snapshot, rows a committed
- * update replaced since: PostgreSQL follows each one's update chain and rechecks the newest
- * version, which the re-run with a new snapshot sees in its place (`epq.beyond`).
+ * A scan that goes on past the rows it found (`horizon`) met, under its snapshot, rows whose quals
+ * that snapshot's versions pass and that a committed update replaced since: PostgreSQL locks each
+ * one, follows its update chain and rechecks the newest version, which the re-run with a new
+ * snapshot sees in its place (`epq.beyond`). The rows are read by the scan's own FROM list and
+ * WHERE clause under the kept snapshot; a scan that calls functions other than a few pure
+ * built-ins is not read again (its calls could take locks or change state), and goes on over the
+ * rows committed before it started only.
  */
-async function noteUpdatedSinceSnapshot(eng: EngineContext, s: Sess, kept: StatementSnapshot): Promise<void> {
+async function noteUpdatedSinceSnapshot(eng: EngineContext, s: Sess, st: ParsedStatement, kept: StatementSnapshot): Promise<void> {
   const epq = s.step?.epq;
-  if (!epq || epq.horizon === undefined) return;
-  const rels = (epq.children ?? [epq.oid]).flatMap((oid) => {
-    const c = eng.catalog.find((x) => x.oid === oid);
-    return c ? [{ oid, sql: relSql(eng, c.name) }] : [];
-  });
+  if (!epq || epq.horizon === undefined || st.cls.kind !== 'dml') return;
+  let body: string | undefined;
+  const capture = (b: string) => {
+    body = b;
+    return b;
+  };
+  const cte = st.cls.lockingCte;
+  const scan = cte ?? st.cls.lockingSublink ?? (st.cls.verb === 'select' ? st.cls.target : undefined);
+  if (!scan) return;
+  if (cte) rewriteCte(st.sql, cte.name, capture);
+  else if (st.cls.lockingSublink) rewriteSublink(st.sql, capture);
+  else body = st.sql;
+  const sql = body === undefined ? null : scanRowsSql(body, scan.ref);
+  if (!sql || calledFunctionNames(sql).some((f) => !PURE_BUILTINS.has(f.toLowerCase()))) return;
   const found = new Set(epq.ctids);
-  const beyond = (await newestOfSnapshotRows(eng, kept.content, rels)).map((t) => epqKey(epq, t)).filter((k) => !found.has(k));
+  const rows = await newestOfSnapshotRows(eng, kept.content, sql, epq.children ?? [epq.oid]);
+  const beyond = rows.map((t) => epqKey(epq, t)).filter((k) => !found.has(k));
   if (beyond.length) epq.beyond = beyond;
 }
+
+/** Built-in functions a scan's quals may call and still be read again under the kept snapshot: no locks, no side effects. */
+const PURE_BUILTINS = new Set(['lower', 'upper', 'length', 'char_length', 'abs', 'mod', 'substr', 'substring', 'btrim', 'trim', 'concat', 'now']);
 
 /** The statement with the rows a committed transaction deleted after its kept snapshot left out of its locking scan. */
 function withoutGone(st: ParsedStatement, gone: string[]): ParsedStatement {

@@ -132,4 +132,6 @@ export interface DryRun {
   horizon?: number;
   /** A later command of the statement (a function it called) updated or deleted a version the statement created. */
   remodified?: true;
+  /** A locking SELECT that failed: the rows its cursor returned (and locked) before the error. */
+  rowsBeforeError?: number;
 }

@@ -16,7 +16,7 @@ export async function runStatement(
   eng: EngineContext,
   st: ParsedStatement,
   all: BatchResult,
-): Promise<{ raw: RawResult; order: boolean; afterRows?: (string | null)[][]; scanRows?: (string | null)[][] }> {
+): Promise<{ raw: RawResult; order: boolean; afterRows?: (string | null)[][]; scanRows?: (string | null)[][]; rowsBeforeError?: number }> {
   const order = true;
   if (st.cls.kind !== 'dml' || !st.cls.lockingSelect) return { raw: await eng.ex.run(st.sql), order: false };
   // The dry run's first round trip declared the cursor and ran a first batch of fetches and, in
@@ -41,7 +41,7 @@ export async function runStatement(
   };
   let done = take(all.raw.results, all.batch.start('fetches'));
   if (done === 'error' && !all.error) throw new EngineInternalError('a FETCH of a locking SELECT returned nothing');
-  if (done === 'error') return { raw: { results: [], error: all.error, notices }, order };
+  if (done === 'error') return { raw: { results: [], error: all.error, notices }, order, rowsBeforeError: rows.length };
   const result = () => ({ results: [{ command: `SELECT ${rows.length}`, ...(columns ? { columns } : {}), rows }], notices });
   if (all.error) {
     await eng.ex.run('ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()');
@@ -62,7 +62,7 @@ export async function runStatement(
       .run(eng.ex);
     notices.push(...f.raw.notices);
     done = take(f.raw.results, f.batch.start('fetches'));
-    if (done === 'error') return { raw: { results: [], error: f.error, notices }, order };
+    if (done === 'error') return { raw: { results: [], error: f.error, notices }, order, rowsBeforeError: rows.length };
     undo = '';
   }
   return { raw: result(), order };

@@ -328,6 +328,7 @@ export async function dryRunInner(
   let order = false;
   let afterRows: (string | null)[][] | undefined;
   let scanRows: (string | null)[][] | undefined;
+  let rowsBeforeError: number | undefined;
   const sub: SubcommittedScan = { after: 0, subcommitted: new Set() };
   if (merged) {
     const notices = all.noticesFrom('statement');
@@ -339,7 +340,7 @@ export async function dryRunInner(
       const xids = parseLockSample(fp.sample, eng.relations).xids;
       scanRows = await scanRowsFromPages(eng.ex, fp.pages, xids, subScan(before.xids, xids, sub));
     }
-  } else ({ raw, order, afterRows, scanRows } = await runStatement(eng, st, all));
+  } else ({ raw, order, afterRows, scanRows, rowsBeforeError } = await runStatement(eng, st, all));
   const signals = st.cls.kind === 'dml' && st.cls.mentionsDiagnostics ? takeSignals(raw) : [];
   const injectedFired = injections.length ? takeInjectionMarkers(raw) : 0;
   if (st.rowMarks) raw.notices = orderRowNotices(raw.notices, st.rowMarks.origin, st.rowMarks.waitedAt);
@@ -515,6 +516,7 @@ export async function dryRunInner(
     ...(horizon !== undefined ? { horizon } : {}),
     ...(remodified ? { remodified: true as const } : {}),
     ...(gucsAfter ? { gucsAfter } : {}),
+    ...(raw.error && rowsBeforeError ? { rowsBeforeError } : {}),
   };
 }
 

@@ -11,6 +11,7 @@
 import type { EngineContext } from '../context';
 import type { TupleId } from '../model/rowlocks';
 import { INTERNAL_SCHEMA } from './names';
+import { snapshotSees } from './stmtSnapshot';
 
 /** HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI (htup_details.h). */
 const XMAX_LOCK_ONLY = 0x0080;
@@ -36,7 +37,6 @@ export async function rowChangedByCommit(eng: EngineContext, t: TupleId): Promis
   return status === 'committed';
 }
 
-
 /** The condition that a heap_page_items row `h` is a version whose xmax is a committed updater or deleter. */
 function changedByCommitSql(h: string): string {
   return `${h}.lp_flags = 1 AND ${h}.t_infomask IS NOT NULL AND ${h}.t_infomask & ${XMAX_INVALID | XMAX_LOCK_ONLY} = 0
@@ -55,17 +55,25 @@ function heapItemsSql(oids: readonly number[]): string {
 }
 
 /**
- * The row versions of the given tables that a committed transaction deleted (not updated: the
- * version's t_ctid still points at itself, and its xmax, or a member of its multixact, is a
- * committed updater). A statement that kept its snapshot across a wait meets them as TM_Deleted.
+ * The row versions of the given tables that a committed transaction deleted after the snapshot
+ * `snapshot` (an exported snapshot file's content) was taken: the version's t_ctid still points at
+ * itself (a delete, not an update), and its xmax, or the updating member of its multixact, is a
+ * committed transaction the snapshot does not see. A statement that kept that snapshot across a
+ * wait meets them as TM_Deleted.
  */
-export async function rowsDeletedByCommit(eng: EngineContext, oids: readonly number[]): Promise<RowVersion[]> {
+export async function rowsDeletedSince(eng: EngineContext, snapshot: string, oids: readonly number[]): Promise<RowVersion[]> {
   if (!oids.length) return [];
   const rows = await eng.ex.must(
-    `SELECT c.oid::int, b.blk, h.lp ${heapItemsSql(oids)}
+    `SELECT c.oid::int, b.blk, h.lp,
+            CASE WHEN h.t_infomask & ${XMAX_IS_MULTI} <> 0
+              THEN (SELECT m.xid::text FROM pg_catalog.pg_get_multixact_members(h.t_xmax::text::xid) m WHERE m.mode IN ('upd', 'nokeyupd') LIMIT 1)
+              ELSE h.t_xmax::text END
+        ${heapItemsSql(oids)}
         AND h.t_ctid = pg_catalog.format('(%s,%s)', b.blk, h.lp)::tid AND ${changedByCommitSql('h')}`,
   );
-  return rows.map((r) => ({ oid: Number(r[0]), block: Number(r[1]), offset: Number(r[2]) }));
+  return rows
+    .filter((r) => !snapshotSees(snapshot, Number(r[3])))
+    .map((r) => ({ oid: Number(r[0]), block: Number(r[1]), offset: Number(r[2]) }));
 }
 
 /** A row version: its table and place. */
@@ -76,25 +84,20 @@ export interface RowVersion {
 }
 
 /**
- * The newest versions of the rows a kept statement snapshot saw in the given tables, where a
- * committed update replaced the version it saw (each followed along its update chain, t_ctid,
- * as heap_lock_tuple and EvalPlanQualFetch follow it). A deleted chain's last version is among
- * them too: a new snapshot does not see it. `snapshot` is the kept snapshot's file content; `rels`
- * the tables as the SQL may name them.
+ * The newest versions of the rows a kept statement snapshot saw, where a committed update
+ * replaced the version it saw (each followed along its update chain, t_ctid, as heap_lock_tuple
+ * and EvalPlanQualFetch follow it). A deleted chain's last version is among them too: a new
+ * snapshot does not see it. `snapshot` is the kept snapshot's file content; `seenSql` a query,
+ * run under it, for the table OID and ctid of the rows to follow; `oids` the tables they lie in.
  */
-export async function newestOfSnapshotRows(
-  eng: EngineContext,
-  snapshot: string,
-  rels: readonly { oid: number; sql: string }[],
-): Promise<RowVersion[]> {
-  if (!rels.length) return [];
+export async function newestOfSnapshotRows(eng: EngineContext, snapshot: string, seenSql: string, oids: readonly number[]): Promise<RowVersion[]> {
+  if (!oids.length) return [];
   const id = await eng.ex.stageSnapshotImport(snapshot);
-  const seenSql = rels.map((r) => `SELECT ${Math.trunc(r.oid)}, ctid::text FROM ONLY ${r.sql}`).join(' UNION ALL ');
   const r = await eng.ex.run(
-    `BEGIN ISOLATION LEVEL REPEATABLE READ;
+    `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 SET TRANSACTION SNAPSHOT '${id}';
 ${seenSql};
-SELECT c.oid::int, b.blk, h.lp, h.t_ctid::text ${heapItemsSql(rels.map((x) => x.oid))}
+SELECT c.oid::int, b.blk, h.lp, h.t_ctid::text ${heapItemsSql(oids)}
         AND h.t_ctid <> pg_catalog.format('(%s,%s)', b.blk, h.lp)::tid AND ${changedByCommitSql('h')};
 ROLLBACK`,
   );

@@ -66,3 +66,16 @@ export function usesStatementSnapshot(isolation: string, snap: StatementSnapshot
 export function isSnapshotConflict(e: PgMessage | undefined): boolean {
   return e?.sqlstate === '40001';
 }
+
+/**
+ * Whether a committed transaction's effects are visible to an exported snapshot (its file's
+ * content: `xmax:`, and the `xip:` and `sxp:` lines of the transactions and subtransactions
+ * running when it was taken), as XidInMVCCSnapshot decides: a transaction id below xmax and not
+ * among the running ones.
+ */
+export function snapshotSees(content: string, xid: number): boolean {
+  const field = (name: string) => [...content.matchAll(new RegExp(`^${name}:(\\d+)$`, 'gm'))].map((m) => Number(m[1]));
+  const xmax = field('xmax')[0];
+  if (xmax === undefined || !Number.isFinite(xid)) return false;
+  return xid < xmax && !field('xip').includes(xid) && !field('sxp').includes(xid);
+}
