@@ -197,7 +197,7 @@ export interface RunningStep {
    * REPEATABLE READ / SERIALIZABLE: the row the current statement waited for, and the CONTEXT of
    * a failure to lock it (the wait's, past its XactLockTableWait line): pg/rowChanged.ts.
    */
-  xactRowWait?: { tuple: TupleId; context?: string };
+  xactRowWait?: { tuple: TupleId; context?: string; mode?: RowLockMode };
   /**
    * The current statement runs a PL/pgSQL block with an EXCEPTION clause: an error raised while
    * it waits (a deadlock, a timeout, a cancel) may be caught there (catchInBlock).

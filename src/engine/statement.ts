@@ -46,7 +46,7 @@ import { advisoryWaitContext, functionWaitContext, triggerWriteContext } from '.
 import { newestOfSnapshotRows, rowChangedByCommit, rowsDeletedSince } from './pg/rowChanged';
 import { exportStatementSnapshot, gucSql, relSql } from './pg/replay';
 import { insertMarkSql, markCount, noticesBeforeMark, ROW_MARK_FUNCTIONS, waitMarkSql } from './pg/inject';
-import type { TupleId } from './model/rowlocks';
+import { type TupleId, tupleKey } from './model/rowlocks';
 import { isSnapshotConflict, type StatementSnapshot, usesStatementSnapshot } from './pg/stmtSnapshot';
 import { indexReached, readsHeapPage, uniqueIndexPage } from './pg/ssiProbe';
 import { bindPrepared, type Classified, type ParsedStatement, parseStatements } from './sql';
@@ -341,6 +341,18 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // A transaction snapshot after a row wait: a row the holder updated or deleted fails the lock.
   const waited = step.xactRowWait;
   step.xactRowWait = undefined;
+  // The row changed after the transaction's snapshot, but a locker of the version it waited for
+  // is still running in a conflicting mode: heap_lock_tuple waits for it (the multixact) first.
+  if (waited?.mode && (dry.raw.error?.sqlstate === '40001' || (await rowChangedByCommit(eng, waited.tuple)))) {
+    const locker = eng.rows.carriedConflicting(waited.tuple, waited.mode, s.name)[0];
+    if (locker && st.cls.kind === 'dml') {
+      const verb = st.cls.verb === 'update' ? 'update' : st.cls.verb === 'delete' ? 'delete' : 'lock';
+      const t = waited.tuple;
+      const outcome = waitOnXid(eng, s, locker.session, locker.xid, t, verb, xactWaitContext(verb, t.block, t.offset, t.relation));
+      if (outcome === 'wait') step.xactRowWait = waited;
+      return outcome;
+    }
+  }
   if (waited && dry.raw.error?.sqlstate !== '40001' && (await rowChangedByCommit(eng, waited.tuple))) {
     step.error = PG.concurrentUpdate(waited.context);
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
@@ -559,7 +571,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   if (outcome === 'wait' && step.wait?.tag.type === 'advisory') await advisoryWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tuple && s.txn?.isolation !== 'read committed') {
     const context = step.wait.context?.split('\n').slice(1).join('\n');
-    step.xactRowWait = { tuple: step.wait.tuple, ...(context ? { context } : {}) };
+    const t = step.wait.tuple;
+    const mode = dry.plan.flatMap((p) => (p.kind === 'row' && tupleKey(p.tuple) === tupleKey(t) ? [p.mode] : []))[0];
+    step.xactRowWait = { tuple: t, ...(context ? { context } : {}), ...(mode ? { mode } : {}) };
   }
   // The statement's snapshot is the one its dry run just used: keep it for the re-runs after the
   // wait. A relation lock is waited for before the statement takes its snapshot.

@@ -20,6 +20,11 @@ export interface RowHolder {
   depth: number;
   /** The (sub)transaction id in the tuple header: whom a waiter waits for. */
   xid: number;
+  /**
+   * The version (tupleKey) the lock was taken on, when a committed update has since carried it to
+   * a newer one: the old version's xmax (a multixact) still names this locker.
+   */
+  carried?: string;
 }
 
 /** Stable key of a tuple. */
@@ -114,9 +119,20 @@ export class RowLockTable {
     this.rows.delete(k);
     const tuple = { ...e.tuple, block: to.block, offset: to.offset };
     const nk = tupleKey(tuple);
+    const holders = e.holders.map((h) => ({ ...h, carried: h.carried ?? k }));
     const existing = this.rows.get(nk);
-    if (existing) existing.holders.push(...e.holders);
-    else this.rows.set(nk, { tuple, holders: e.holders });
+    if (existing) existing.holders.push(...holders);
+    else this.rows.set(nk, { tuple, holders });
+  }
+
+  /**
+   * Other sessions' locks taken on the version `old` before a committed update carried them to a
+   * newer one, conflicting with `mode`: heap_lock_tuple on `old` still finds them running in its
+   * xmax's multixact (TM_BeingModified) and waits for them before it sees the update.
+   */
+  carriedConflicting(old: TupleId, mode: RowLockMode, session: string): RowHolder[] {
+    const k = tupleKey(old);
+    return [...this.rows.values()].flatMap((e) => e.holders.filter((h) => h.carried === k && h.session !== session && rowConflicts(mode, h.mode)));
   }
 
   /** Every tuple with its holders. */
