@@ -7,7 +7,7 @@
  *
  * The clause is placed with PostgreSQL's own tokenizer (libpg-query), never by guessing.
  */
-import { scanSync } from 'libpg-query';
+import { parseSync, scanSync } from 'libpg-query';
 
 const SELECT_TAIL = new Set(['GROUP', 'HAVING', 'WINDOW', 'ORDER', 'LIMIT', 'OFFSET', 'FETCH', 'FOR']);
 const DML_TAIL = new Set(['RETURNING']);
@@ -205,6 +205,53 @@ export function scanRowsSql(sql: string, target: string): string | null {
   if (!/^select$/i.test(tokens[0]?.text ?? '') || from < 0) return null;
   const t = quote(target);
   return `SELECT ${t}.tableoid::pg_catalog.int4, ${t}.ctid::pg_catalog.text ${slice(from, end < 0 ? bytes.length : end).trim()}`;
+}
+
+/**
+ * A single-table UPDATE or DELETE as the locking SELECT of its rows: its target (with alias) and
+ * WHERE clause, `FOR mode`. It scans the rows in the statement's order and locks each as the
+ * statement's change would, so its cursor tells how many rows come before one that fails. Also
+ * the columns an UPDATE sets. Null with a FROM or USING list, WITH, or WHERE CURRENT OF.
+ */
+export function lockingProbeOf(sql: string, verb: 'update' | 'delete', mode: string): string | null {
+  const scan = scanned(sql);
+  if (!scan) return null;
+  const { bytes, slice, tokens } = scan;
+  const first = tokens[0]?.text.toUpperCase();
+  if (first !== verb.toUpperCase()) return null;
+  let depth = 0;
+  let relStart = verb === 'delete' ? tokens[2]?.start : tokens[1]?.start;
+  let relEnd = -1;
+  let where = -1;
+  let end = bytes.length;
+  for (const tok of tokens.slice(1)) {
+    const word = tok.text.toUpperCase();
+    if (tok.text === '(') depth++;
+    else if (tok.text === ')') depth--;
+    else if (depth === 0) {
+      if (word === 'FROM' && verb === 'update' && relEnd >= 0) return null;
+      if (word === 'USING' || word === 'WITH') return null;
+      if (relEnd < 0 && (word === 'SET' || word === 'WHERE' || word === 'RETURNING' || tok.text === ';')) relEnd = tok.start;
+      if (word === 'WHERE' && where < 0) where = tok.end;
+      else if ((word === 'RETURNING' || tok.text === ';') && end === bytes.length) end = tok.start;
+    }
+  }
+  if (relStart === undefined) return null;
+  if (relEnd < 0) relEnd = end;
+  if (where >= 0 && /^current$/i.test(tokens.find((x) => x.start >= where)?.text ?? '')) return null;
+  relStart = Math.min(relStart, relEnd);
+  const quals = where >= 0 ? ` WHERE ${slice(where, end).trim()}` : '';
+  return `SELECT 1 FROM ${slice(relStart, relEnd).trim()}${quals} FOR ${mode}`;
+}
+
+/** The columns an UPDATE's SET list names (lower case as parsed); empty when it does not parse. */
+export function updatedColumns(sql: string): string[] {
+  try {
+    const stmt = (parseSync(sql) as { stmts?: { stmt: { UpdateStmt?: { targetList?: { ResTarget?: { name?: string } }[] } } }[] }).stmts?.[0]?.stmt;
+    return (stmt?.UpdateStmt?.targetList ?? []).flatMap((t) => (t.ResTarget?.name ? [t.ResTarget.name] : []));
+  } catch {
+    return [];
+  }
 }
 
 /**

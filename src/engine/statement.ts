@@ -1,6 +1,18 @@
 /** Executing one statement of a step: checks, transaction control dispatch, the dry run and the plan walk. */
 import type { EngineContext } from './context';
-import { ORDER_COLUMN, excludeTuples, restrictCte, restrictMerge, restrictToTuples, rewriteCte, scanRowsSql, type SeenRows, tagOrder } from './epq';
+import {
+  excludeTuples,
+  lockingProbeOf,
+  ORDER_COLUMN,
+  restrictCte,
+  restrictMerge,
+  restrictToTuples,
+  rewriteCte,
+  scanRowsSql,
+  type SeenRows,
+  tagOrder,
+  updatedColumns,
+} from './epq';
 import { epqCovers, epqKey, epqRow } from './model/util';
 import { mainQueryOf } from './mainQuery';
 import {
@@ -446,6 +458,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       const first = await lockBeforeRowError(eng, s, st, dry.rowsBeforeError);
       if (first !== 'ok') return first;
     }
+    // So does an UPDATE or DELETE, which changes its rows one by one.
+    if (dry.raw.error.sqlstate === '40001' && s.txn && s.txn.isolation !== 'read committed') {
+      const first = await lockBeforeChangeError(eng, s, st);
+      if (first !== 'ok') return first;
+    }
     const opened = await relationLocksBeforeError(eng, s, st);
     if (opened !== 'ok') return opened;
     // MERGE's cardinality error comes after it changed (and waited for) the row's first match;
@@ -828,7 +845,13 @@ async function lockBeforeViewCheck(eng: EngineContext, s: Sess, st: ParsedStatem
  * finds them. 'ok' when none conflicts (the error is reported at once); otherwise the statement
  * waits (or fails) on them, and runs again once they are granted.
  */
-async function lockBeforeRowError(eng: EngineContext, s: Sess, st: ParsedStatement, rows: number): Promise<'ok' | 'error' | 'wait'> {
+async function lockBeforeRowError(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  rows: number,
+  waiting: ParsedStatement = st,
+): Promise<'ok' | 'error' | 'wait'> {
   const limited: ParsedStatement = { sql: `SELECT * FROM (${st.sql.replace(/;\s*$/, '')}) AS lockstep_rows LIMIT ${Math.trunc(rows)}`, cls: st.cls };
   const seqs = await sequenceStates(eng);
   let probe: DryRun;
@@ -841,7 +864,40 @@ async function lockBeforeRowError(eng: EngineContext, s: Sess, st: ParsedStateme
     await restoreSequences(eng, seqs);
   }
   if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
-  return walkPlan(eng, s, st, probe);
+  return walkPlan(eng, s, waiting, probe);
+}
+
+/**
+ * A single-table UPDATE or DELETE under a transaction snapshot that failed with 40001 at a row
+ * changed after the snapshot: ExecUpdate / ExecDelete change the rows in scan order, so a row
+ * before that one another transaction holds is waited for first. The statement's rows, locked in
+ * its order and mode (FOR UPDATE for a DELETE or a key change, FOR NO KEY UPDATE otherwise) by a
+ * locking SELECT of the same target and WHERE clause, tell how many come before the failing one
+ * (its cursor), and lockBeforeRowError takes those. 'ok' when there is nothing to wait for.
+ */
+async function lockBeforeChangeError(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
+  if (st.cls.kind !== 'dml' || !st.cls.target || st.cls.relations.length !== 1) return 'ok';
+  const verb = st.cls.verb;
+  const relname = st.cls.target.relname;
+  if (verb !== 'update' && verb !== 'delete') return 'ok';
+  const table = eng.catalog.find((c) => c.name === relname);
+  const keys = new Set((table?.uniqueIndexes ?? []).filter((ix) => !ix.pred && !ix.deferrable).flatMap((ix) => ix.columns));
+  const mode = verb === 'delete' || updatedColumns(st.sql).some((c) => keys.has(c)) ? 'UPDATE' : 'NO KEY UPDATE';
+  const sql = lockingProbeOf(st.sql, verb, mode);
+  const probe = sql ? parseStatements(sql)[0] : undefined;
+  if (!probe || probe.cls.kind !== 'dml' || !probe.cls.lockingSelect) return 'ok';
+  const seqs = await sequenceStates(eng);
+  let run: DryRun;
+  try {
+    run = await dryRun(eng, s, probe);
+  } catch (e) {
+    if (e instanceof EngineInternalError) return 'ok';
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+  if (run.raw.error?.sqlstate !== '40001' || !run.rowsBeforeError) return 'ok';
+  return lockBeforeRowError(eng, s, probe, run.rowsBeforeError, st);
 }
 
 /**
