@@ -1,5 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AFTER_MARK, excludeTuples, orderRowNotices, restrictMerge, restrictToTuples, ROW_MARK, ROW_PASS, tagOrder } from './epq';
+import {
+  AFTER_MARK,
+  excludeTuples,
+  lockingProbeOf,
+  orderRowNotices,
+  restrictMerge,
+  restrictToTuples,
+  ROW_MARK,
+  ROW_PASS,
+  scanRowsSql,
+  tagOrder,
+  updatedColumns,
+} from './epq';
 import { ROW_MARK_FUNCTIONS } from './pg/inject';
 import { loadParser } from './sql';
 
@@ -83,6 +95,65 @@ describe('excludeTuples', () => {
     });
 });
 
+describe('lockingProbeOf', () => {
+  const cases: { name: string; args: Parameters<typeof lockingProbeOf>; expected: string | null }[] = [
+    {
+      name: 'an update with returning',
+      args: ["UPDATE queue SET status = status || '2' WHERE id IN (3, 2, 1) RETURNING status", 'update', 'NO KEY UPDATE'],
+      expected: 'SELECT 1 FROM queue WHERE id IN (3, 2, 1) FOR NO KEY UPDATE',
+    },
+    {
+      name: 'a delete with an alias',
+      args: ['DELETE FROM queue q WHERE q.id = 1', 'delete', 'UPDATE'],
+      expected: 'SELECT 1 FROM queue q WHERE q.id = 1 FOR UPDATE',
+    },
+    { name: 'an update without where', args: ['UPDATE t SET v = 1', 'update', 'UPDATE'], expected: 'SELECT 1 FROM t FOR UPDATE' },
+    {
+      name: 'an update with a join refused',
+      args: ['UPDATE parent p SET v = 1 FROM users u WHERE u.id = p.id', 'update', 'UPDATE'],
+      expected: null,
+    },
+    {
+      name: 'a delete with using refused',
+      args: ['DELETE FROM queue q USING parent p WHERE p.id = q.id', 'delete', 'UPDATE'],
+      expected: null,
+    },
+    { name: 'where current of refused', args: ['DELETE FROM t WHERE CURRENT OF c', 'delete', 'UPDATE'], expected: null },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      const input = structuredClone(c);
+      expect(lockingProbeOf(...c.args)).toBe(c.expected);
+      expect(c).toEqual(input);
+    });
+  it('names the columns an UPDATE sets', () => {
+    expect(updatedColumns('UPDATE t SET v = 1, "Key" = 2 WHERE id = 1')).toEqual(['v', 'Key']);
+    expect(updatedColumns('DELETE FROM t')).toEqual([]);
+  });
+});
+
+describe('scanRowsSql', () => {
+  const cases: { name: string; args: Parameters<typeof scanRowsSql>; expected: string | null }[] = [
+    {
+      name: 'a queue head',
+      args: ["SELECT id FROM jobs WHERE status = 'new' ORDER BY id LIMIT 1 FOR UPDATE", 'jobs'],
+      expected: "SELECT jobs.tableoid::pg_catalog.int4, jobs.ctid::pg_catalog.text FROM jobs WHERE status = 'new'",
+    },
+    {
+      name: 'a join locking one table',
+      args: ['SELECT p.id FROM parent p JOIN users u ON u.id = p.id WHERE u.id = 3 FOR SHARE OF p', 'p'],
+      expected: 'SELECT p.tableoid::pg_catalog.int4, p.ctid::pg_catalog.text FROM parent p JOIN users u ON u.id = p.id WHERE u.id = 3',
+    },
+    { name: 'a WITH query refused', args: ['WITH x AS (SELECT 1) SELECT * FROM t FOR UPDATE', 't'], expected: null },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      const input = structuredClone(c);
+      expect(scanRowsSql(...c.args)).toBe(c.expected);
+      expect(c).toEqual(input);
+    });
+});
+
 describe('an inheritance parent’s rows, keyed by table and ctid', () => {
   it('restricts by table OID and ctid together, and tags the rows with both', () => {
     const sql = restrictToTuples('UPDATE p SET b = -b WHERE c = 0', 'update', 'p', ['16390:(0,1)', '16393:(0,1)'], undefined, true);
@@ -107,7 +178,9 @@ describe('restrictToTuples with a horizon', () => {
       horizon: 731,
       beyond: ['(0,7)'],
     });
-    expect(sql).toMatch(/ OR jobs\.xmin::text::bigint < 731 OR jobs\.ctid = ANY\('\{"\(0,7\)"\}'::tid\[\]\)\) ORDER BY id LIMIT 1 FOR UPDATE$/);
+    expect(sql).toMatch(
+      / OR jobs\.xmin::text::bigint < 731 OR jobs\.ctid = ANY\('\{"\(0,7\)"\}'::tid\[\]\)\) ORDER BY id LIMIT 1 FOR UPDATE$/,
+    );
   });
 });
 

@@ -247,7 +247,8 @@ export function lockingProbeOf(sql: string, verb: 'update' | 'delete', mode: str
 /** The columns an UPDATE's SET list names (lower case as parsed); empty when it does not parse. */
 export function updatedColumns(sql: string): string[] {
   try {
-    const stmt = (parseSync(sql) as { stmts?: { stmt: { UpdateStmt?: { targetList?: { ResTarget?: { name?: string } }[] } } }[] }).stmts?.[0]?.stmt;
+    const stmt = (parseSync(sql) as { stmts?: { stmt: { UpdateStmt?: { targetList?: { ResTarget?: { name?: string } }[] } } }[] })
+      .stmts?.[0]?.stmt;
     return (stmt?.UpdateStmt?.targetList ?? []).flatMap((t) => (t.ResTarget?.name ? [t.ResTarget.name] : []));
   } catch {
     return [];

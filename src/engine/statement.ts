@@ -852,7 +852,10 @@ async function lockBeforeRowError(
   rows: number,
   waiting: ParsedStatement = st,
 ): Promise<'ok' | 'error' | 'wait'> {
-  const limited: ParsedStatement = { sql: `SELECT * FROM (${st.sql.replace(/;\s*$/, '')}) AS lockstep_rows LIMIT ${Math.trunc(rows)}`, cls: st.cls };
+  const limited: ParsedStatement = {
+    sql: `SELECT * FROM (${st.sql.replace(/;\s*$/, '')}) AS lockstep_rows LIMIT ${Math.trunc(rows)}`,
+    cls: st.cls,
+  };
   const seqs = await sequenceStates(eng);
   let probe: DryRun;
   try {
@@ -1146,7 +1149,9 @@ async function deletedSinceSnapshot(eng: EngineContext, s: Sess, kept: Statement
   const epq = s.step?.epq;
   if (!epq) return false;
   const known = new Set(kept.gone ?? []);
-  const fresh = (await rowsDeletedSince(eng, kept.content, epq.children ?? [epq.oid])).map((t) => epqKey(epq, t)).filter((k) => !known.has(k));
+  const fresh = (await rowsDeletedSince(eng, kept.content, epq.children ?? [epq.oid]))
+    .map((t) => epqKey(epq, t))
+    .filter((k) => !known.has(k));
   if (!fresh.length) return false;
   kept.gone = [...known, ...fresh];
   return true;
@@ -1184,7 +1189,20 @@ async function noteUpdatedSinceSnapshot(eng: EngineContext, s: Sess, st: ParsedS
 }
 
 /** Built-in functions a scan's quals may call and still be read again under the kept snapshot: no locks, no side effects. */
-const PURE_BUILTINS = new Set(['lower', 'upper', 'length', 'char_length', 'abs', 'mod', 'substr', 'substring', 'btrim', 'trim', 'concat', 'now']);
+const PURE_BUILTINS = new Set([
+  'lower',
+  'upper',
+  'length',
+  'char_length',
+  'abs',
+  'mod',
+  'substr',
+  'substring',
+  'btrim',
+  'trim',
+  'concat',
+  'now',
+]);
 
 /** The statement with the rows a committed transaction deleted after its kept snapshot left out of its locking scan. */
 function withoutGone(st: ParsedStatement, gone: string[]): ParsedStatement {
@@ -1213,7 +1231,8 @@ export function epqStatement(eng: EngineContext, s: Sess, st: ParsedStatement): 
   if (usesStatementSnapshot(s.txn.isolation, kept)) return kept.gone?.length ? withoutGone(st, kept.gone) : st;
   // With a new snapshot, only the target is restricted: the other tables are read afresh.
   if (st.cls.relations.length > 1) approximate(eng, s, 'join-recheck');
-  const seen: SeenRows | undefined = epq.horizon !== undefined ? { horizon: epq.horizon, ...(epq.beyond ? { beyond: epq.beyond } : {}) } : undefined;
+  const seen: SeenRows | undefined =
+    epq.horizon !== undefined ? { horizon: epq.horizon, ...(epq.beyond ? { beyond: epq.beyond } : {}) } : undefined;
   const cte = st.cls.lockingCte;
   if (cte) {
     const sql = restrictCte(st.sql, cte.name, cte.ref, epq.ctids.length ? epq.ctids : ['(0,0)'], seen, epq.ordered);

@@ -132,7 +132,9 @@ export class RowLockTable {
    */
   carriedConflicting(old: TupleId, mode: RowLockMode, session: string): RowHolder[] {
     const k = tupleKey(old);
-    return [...this.rows.values()].flatMap((e) => e.holders.filter((h) => h.carried === k && h.session !== session && rowConflicts(mode, h.mode)));
+    return [...this.rows.values()].flatMap((e) =>
+      e.holders.filter((h) => h.carried === k && h.session !== session && rowConflicts(mode, h.mode)),
+    );
   }
 
   /** Every tuple with its holders. */

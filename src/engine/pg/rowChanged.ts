@@ -90,7 +90,12 @@ export interface RowVersion {
  * snapshot does not see it. `snapshot` is the kept snapshot's file content; `seenSql` a query,
  * run under it, for the table OID and ctid of the rows to follow; `oids` the tables they lie in.
  */
-export async function newestOfSnapshotRows(eng: EngineContext, snapshot: string, seenSql: string, oids: readonly number[]): Promise<RowVersion[]> {
+export async function newestOfSnapshotRows(
+  eng: EngineContext,
+  snapshot: string,
+  seenSql: string,
+  oids: readonly number[],
+): Promise<RowVersion[]> {
   if (!oids.length) return [];
   const id = await eng.ex.stageSnapshotImport(snapshot);
   const r = await eng.ex.run(
@@ -113,7 +118,10 @@ ROLLBACK`,
     // A version moved to another partition points nowhere in this table (an invalid block).
     for (let hops = 0; next.has(at) && hops < 10_000; hops++) at = `${oid}:${next.get(at)}`;
     if (at === `${oid}:${ctid}`) continue;
-    const [b, o] = at.slice(at.indexOf(':') + 2, -1).split(',').map(Number);
+    const [b, o] = at
+      .slice(at.indexOf(':') + 2, -1)
+      .split(',')
+      .map(Number);
     if (Number.isFinite(b) && b < 0xffffffff) out.push({ oid: Number(oid), block: b, offset: o });
   }
   return out;
