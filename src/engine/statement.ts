@@ -355,7 +355,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   step.xactRowWait = undefined;
   // The row changed after the transaction's snapshot, but a locker of the version it waited for
   // is still running in a conflicting mode: heap_lock_tuple waits for it (the multixact) first.
-  if (waited?.mode && (dry.raw.error?.sqlstate === '40001' || (await rowChangedByCommit(eng, waited.tuple)))) {
+  if (waited?.mode && (isConcurrentChange(dry.raw.error) || (await rowChangedByCommit(eng, waited.tuple)))) {
     const locker = eng.rows.carriedConflicting(waited.tuple, waited.mode, s.name)[0];
     if (locker && st.cls.kind === 'dml') {
       const verb = st.cls.verb === 'update' ? 'update' : st.cls.verb === 'delete' ? 'delete' : 'lock';
@@ -450,7 +450,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // waited for first. (An error in the scan's quals may come before any lock, below a Sort.)
     if (
       dry.rowsBeforeError &&
-      dry.raw.error.sqlstate === '40001' &&
+      isConcurrentChange(dry.raw.error) &&
       st.cls.kind === 'dml' &&
       st.cls.lockingSelect &&
       st.cls.waitPolicy !== 'skip'
@@ -459,7 +459,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       if (first !== 'ok') return first;
     }
     // So does an UPDATE or DELETE, which changes its rows one by one.
-    if (dry.raw.error.sqlstate === '40001' && s.txn && s.txn.isolation !== 'read committed') {
+    if (isConcurrentChange(dry.raw.error) && s.txn && s.txn.isolation !== 'read committed') {
       const first = await lockBeforeChangeError(eng, s, st);
       if (first !== 'ok') return first;
     }
@@ -868,6 +868,11 @@ async function lockBeforeRowError(
   }
   if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, waiting, probe);
+}
+
+/** A transaction snapshot's 40001 at a row changed after it (not SSI's read/write dependencies). */
+function isConcurrentChange(e: PgMessage | undefined): boolean {
+  return e?.sqlstate === '40001' && e.message.startsWith('could not serialize access due to concurrent ');
 }
 
 /**
