@@ -60,6 +60,7 @@ export const en = {
     finished: 'End of the lesson.',
     markDone: 'Lesson completed',
     busy: 'Working…',
+    starting: 'Starting the engine: the sessions appear in a moment.',
     engineError: 'Engine error',
     script: 'Script',
     sessions: 'Sessions',

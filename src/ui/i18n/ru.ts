@@ -63,6 +63,7 @@ export const ru: Messages = {
     finished: 'Конец урока.',
     markDone: 'Урок пройден',
     busy: 'Выполняется…',
+    starting: 'Запускается движок: сеансы появятся через мгновение.',
     engineError: 'Ошибка движка',
     script: 'Сценарий',
     sessions: 'Сессии',
