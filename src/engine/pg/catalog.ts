@@ -89,19 +89,24 @@ export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
 
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
-  eng.exceptionFunctions = null;
-  eng.userFunctions = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   // Whether a user function calls an advisory lock function is read here too: a dry run cannot
-  // ask on its own once the snapshot it imports is staged for the next transaction.
+  // ask on its own once the snapshot it imports is staged for the next transaction. So are the
+  // two "once per catalog" answers (user functions, EXCEPTION functions): nearly every scenario's
+  // first statement asks for them, and they read the same committed catalog now as then.
   const r = await eng.ex.run(
-    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions',
+    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions; ' +
+      'EXECUTE lockstep_user_functions; EXECUTE lockstep_exception_functions',
   );
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
   eng.relNames = null;
   eng.sequences = (r.results[2]?.rows ?? []).map((row) => row[0]!);
   eng.advisoryFunctions = (r.results[3]?.rows?.length ?? 0) > 0;
+  // Without their answers (an error in the round trip) they are asked again when needed.
+  const answered = !r.error && r.results.length === 6;
+  eng.userFunctions = answered ? (r.results[4].rows?.length ?? 0) > 0 : null;
+  eng.exceptionFunctions = answered ? new Set((r.results[5].rows ?? []).map((row) => row[0]!)) : null;
 }
 
 /**
