@@ -6,21 +6,17 @@ import { lessonToSpec, parseInterview, parseLesson, type Interview, type Lesson 
 import { scriptItem, scriptSteps } from '../scenario/script';
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { ScenarioSource } from '../worker/protocol';
-import { parseCourse, type Course } from '../scenario/course';
+import type { Course } from '../scenario/course';
 import type { PlayerFrame } from '../sim/player';
 import type { LessonCatalog, LessonMeta, LessonPreview, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
 import type { LessonInfo } from './model/lessonInfo';
-import { entries as catalogEntries, problems as catalogProblems } from 'virtual:lesson-catalog';
+import { course as catalogCourse, entries as catalogEntries, problems as catalogProblems } from 'virtual:lesson-catalog';
 import { watchdog } from './state/watchdog.svelte';
 import { takeEarlyWorker } from './earlyEngine';
 
 const lessonFiles = import.meta.glob('/lessons/*.yaml', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
-  string,
-  string
->;
-const courseFiles = import.meta.glob('/lessons/course/course.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
   string,
   string
 >;
@@ -67,16 +63,9 @@ export function interviewData(): Interview | null {
   }
 }
 
-/** The course file, parsed against the bundled lessons; null when absent, or broken (with a console error). */
+/** The course file, parsed with the app against the lessons that parsed; null when absent, or broken (reported in the console). */
 export function courseData(): Course | null {
-  const [path, yaml] = Object.entries(courseFiles)[0] ?? [];
-  if (path === undefined || yaml === undefined) return null;
-  try {
-    return parseCourse(yaml, [...bundled.keys()]);
-  } catch (e) {
-    console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-    return null;
-  }
+  return catalogCourse ? structuredClone(catalogCourse) : null;
 }
 
 /** The lesson list, course order and interview questions for the UI. */
