@@ -738,6 +738,7 @@ async function ssiReads(eng: EngineContext, s: Sess, st: ParsedStatement, dry: D
  */
 async function relationLocksBeforeError(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
   const cls = st.cls;
+  if (cls.kind === 'dml' && cls.locksBeforeCheck) return lockedBeforeCheck(eng, s, st, cls.locksBeforeCheck);
   if (cls.kind !== 'dml' || !['select', 'insert', 'update', 'delete', 'merge'].includes(cls.verb)) return 'ok';
   // Only a relation lock stronger than ROW EXCLUSIVE can make these wait: without one, nothing to probe.
   const strong = eng.lm
@@ -784,6 +785,23 @@ async function lockBeforeViewCheck(eng: EngineContext, s: Sess, st: ParsedStatem
   }
   if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe);
+}
+
+/**
+ * TRUNCATE or DROP TABLE that fails its check (a referencing foreign key, a dependent object)
+ * has locked the tables it names first: a lock another session holds on one of them is waited
+ * for before the error, and the statement runs again once it is granted. The probe is the LOCK
+ * TABLE of those locks; when the probe itself fails (a table that does not exist), the
+ * statement's own error stands.
+ */
+async function lockedBeforeCheck(eng: EngineContext, s: Sess, st: ParsedStatement, lockSql: string): Promise<'ok' | 'error' | 'wait'> {
+  const free = !eng.lm.entries().some((e) => e.proc !== s.proc && e.tag.type === 'relation');
+  if (free) return 'ok';
+  const lock = parseStatements(lockSql)[0];
+  if (!lock) return 'ok';
+  const probe = await dryRun(eng, s, lock);
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe, HEAVYWEIGHT_ITEMS);
 }
 
 /**

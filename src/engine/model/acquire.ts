@@ -90,6 +90,11 @@ export function walkPlan(
           txn.held.push({ tag: item.tag, mode: item.mode, depth });
           continue;
         }
+        if (r.status === 'unavailable' && item.kind === 'rel' && cls?.maintenance?.skipLocked) {
+          // VACUUM / ANALYZE (SKIP_LOCKED): the table is skipped with a warning, the command succeeds.
+          step.notices.push(PG.warning('01000', cls.maintenance.skipLocked));
+          continue;
+        }
         if (r.status === 'unavailable' && item.kind === 'rel') {
           step.error = PG.relationNowait(item.tag.relation);
           abortTxnState(eng, s, true);
