@@ -87,10 +87,27 @@ export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
   return eng.userFunctions;
 }
 
+/**
+ * Whether a foreign key's action writes rows of table `oid` (ON DELETE / ON UPDATE CASCADE, SET
+ * NULL, SET DEFAULT): ri_triggers.c runs that write through SPI, so a wait there has the
+ * action's query in its CONTEXT even on a table the statement names (a tree's parent_id).
+ */
+export async function cascadesInto(eng: EngineContext, oid: number): Promise<boolean> {
+  eng.cascadingTables ??= new Set(
+    (
+      await eng.ex.must(
+        `SELECT conrelid::int FROM pg_catalog.pg_constraint WHERE contype = 'f' AND (confdeltype IN ('c', 'n', 'd') OR confupdtype IN ('c', 'n', 'd'))`,
+      )
+    ).map(([o]) => Number(o)),
+  );
+  return eng.cascadingTables.has(oid);
+}
+
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
   eng.exceptionFunctions = null;
   eng.userFunctions = null;
+  eng.cascadingTables = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   // Whether a user function calls an advisory lock function is read here too: a dry run cannot
   // ask on its own once the snapshot it imports is staged for the next transaction.
