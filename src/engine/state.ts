@@ -249,7 +249,22 @@ export interface Sess {
   history: FinishedStep[];
   vxidCounter: number;
   /** The session's prepared statements (PREPARE), by name: each backend has its own. */
-  prepared: Map<string, PreparedText>;
+  prepared: Map<string, PreparedStatement>;
+}
+
+/** A prepared statement as the session's pg_prepared_statements row shows it, with its text. */
+export interface PreparedStatement {
+  text: PreparedText;
+  /** The whole query string the PREPARE came in (PostgreSQL keeps the client's string as sent). */
+  queryString: string;
+  /** Virtual time of the PREPARE, ms. */
+  atMs: number;
+  /** regtype[] texts from PostgreSQL's own analysis ('{integer,integer}'; result: null for no result rows). */
+  parameterTypes: string;
+  resultTypes: string | null;
+  /** Plans GetCachedPlan made so far: custom ones for the first five executions with parameters, then generic. */
+  customPlans: number;
+  genericPlans: number;
 }
 
 /** The state the pure model reads and changes: lock tables, sessions, clock, log lines, events. */

@@ -191,17 +191,29 @@ export async function execPrepared(
     case 'prepare': {
       if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
       // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
-      const p = cls.prepared;
-      const error = await analyzePrepared(eng, p);
-      if (error) return fail(error);
-      s.prepared.set(cls.name, p);
+      const analyzed = await analyzePrepared(eng, cls.prepared);
+      if ('error' in analyzed) return fail(analyzed.error);
+      s.prepared.set(cls.name, {
+        text: cls.prepared,
+        queryString: step.sql,
+        atMs: eng.clock,
+        ...analyzed,
+        customPlans: 0,
+        genericPlans: 0,
+      });
       step.results.push({ command: 'PREPARE' });
       return 'ok';
     }
     case 'execute': {
-      const p = s.prepared.get(cls.name);
-      if (!p) return fail(PG.noSuchPrepared(cls.name));
+      const prepared = s.prepared.get(cls.name);
+      if (!prepared) return fail(PG.noSuchPrepared(cls.name));
+      const p = prepared.text;
       if (cls.args.length !== p.paramCount) return fail(PG.wrongParamCount(cls.name, p.paramCount, cls.args.length));
+      // GetCachedPlan: without parameters the generic plan; with them a custom plan for the first
+      // five executions, then (choose_custom_plan's cost comparison, which a simple statement's
+      // generic plan wins) the generic one.
+      if (p.paramCount > 0 && prepared.customPlans < 5) prepared.customPlans++;
+      else prepared.genericPlans++;
       const bound = parseStatements(bindPrepared(p, cls.args))[0];
       // A wait re-runs the statement at step.idx: from now on that is the bound statement.
       step.statements[step.idx] = bound;

@@ -208,12 +208,17 @@ export async function keyBlocker(eng: EngineContext, s: Sess, e: PgMessage): Pro
 }
 
 /** PREPARE's parse analysis, in PGlite: PostgreSQL's error for a missing table or column, if any. */
-export async function analyzePrepared(eng: EngineContext, p: PreparedText): Promise<PgMessage | undefined> {
+export async function analyzePrepared(
+  eng: EngineContext,
+  p: PreparedText,
+): Promise<{ error: PgMessage } | { parameterTypes: string; resultTypes: string | null }> {
   const probe = `${INTERNAL_SCHEMA}_probe`;
   const types = p.types.length ? ` (${p.types.join(', ')})` : '';
   const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
   const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
-  if (r.error) return r.error;
+  if (r.error) return { error: r.error };
+  // The types PostgreSQL's analysis gave the parameters and the result columns (pg_prepared_statements).
+  const [row] = await eng.ex.must(`SELECT parameter_types::text, result_types::text FROM pg_catalog.pg_prepared_statements WHERE name = '${probe}'`);
   await eng.ex.must(`DEALLOCATE ${probe}`);
-  return undefined;
+  return { parameterTypes: row?.[0] ?? '{}', resultTypes: row?.[1] ?? null };
 }
