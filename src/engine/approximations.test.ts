@@ -297,6 +297,27 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual([]);
   });
 
+  it('nextval in a statement re-formed after a wait for a changed row is noted only when rows came before the waited one', async () => {
+    const e = await engine();
+    await e.submit('s1', 'CREATE SEQUENCE tick');
+    const upd = "UPDATE accounts SET balance = nextval('tick') WHERE id IN (1, 2)";
+    // The holder only locked the row: no recheck, the values drawn stand.
+    await e.submit('s1', 'BEGIN; SELECT 1 FROM accounts WHERE id = 2 FOR UPDATE');
+    expect(await e.submit('s2', upd)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    // The holder changed the waited row, and row 1 was formed before it.
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 2');
+    expect(await e.submit('s2', upd)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['sequence-recheck']);
+    // Only the waited row: it alone is formed again, as in PostgreSQL.
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 3');
+    expect(await e.submit('s2', "UPDATE accounts SET balance = nextval('tick') WHERE id = 3")).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+  });
+
   it('a MERGE failing with 21000 is noted only while another transaction holds row locks', async () => {
     const e = await engine();
     const merge = `MERGE INTO accounts a USING (VALUES (1), (1)) v(id) ON a.id = v.id

@@ -326,6 +326,8 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       // compares the last one's cmin with its command id (heapam_tuple_lock, TM_SelfModified);
       // the re-run with a new snapshot meets the version the statement updated itself instead.
       if (dry.remodified) approximate(eng, s, 'self-modified-recheck');
+      // EvalPlanQual forms only the waited row again; the re-run forms every row, drawing anew.
+      if (step.rowsBeforeWait?.length && calledFunctionNames(original.sql).includes('nextval')) approximate(eng, s, 'sequence-recheck');
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
