@@ -134,6 +134,8 @@ export interface RunningStep {
   ssiHeapBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
   rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
+  /** The statement waits for a row in its own foreign-key check (its check's snapshot is older than the wait). */
+  fkCheckWait?: boolean;
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */

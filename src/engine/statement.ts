@@ -38,7 +38,7 @@ import {
   statesOf,
   analyzePrepared,
 } from './pg/catalog';
-import { calledFunctionNames, doBlockWithException } from './approximations';
+import { calledFunctionNames, doBlockWithException, modifyingCteCount } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet, afterStatementGucs } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
@@ -326,6 +326,9 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       // compares the last one's cmin with its command id (heapam_tuple_lock, TM_SelfModified);
       // the re-run with a new snapshot meets the version the statement updated itself instead.
       if (dry.remodified) approximate(eng, s, 'self-modified-recheck');
+      // The check that waited looks again with the snapshot it started with, where the re-run sees
+      // rows committed during the wait.
+      if (step.fkCheckWait) approximate(eng, s, 'fk-check-snapshot');
       // EvalPlanQual forms only the waited row again; the re-run forms every row, drawing anew.
       if (step.rowsBeforeWait?.length && calledFunctionNames(original.sql).includes('nextval')) approximate(eng, s, 'sequence-recheck');
     }
@@ -431,13 +434,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // MERGE's cardinality error comes after it changed (and waited for) the row's first match;
     // the dry run fails at once, without the rows it locked before: said on screen when another
     // transaction holds rows it could have waited for.
+    // So does INSERT … ON CONFLICT DO UPDATE's, for a row it would change a second time.
     if (
       dry.raw.error.sqlstate === '21000' &&
       st.cls.kind === 'dml' &&
-      st.cls.verb === 'merge' &&
+      (st.cls.verb === 'merge' || st.cls.onConflict) &&
       [...eng.sessions.values()].some((o) => o !== s && eng.rows.heldBy(o.name).length > 0)
     )
-      approximate(eng, s, 'merge-cardinality-wait');
+      approximate(eng, s, st.cls.verb === 'merge' ? 'merge-cardinality-wait' : 'upsert-cardinality-wait');
     step.notices.push(...unsentNotices(eng, s, dry.raw.notices, st));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
@@ -546,6 +550,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // A function's NOWAIT or SKIP LOCKED (on its rows, or its LOCK TABLE) is not this statement's wait policy: said on screen.
   if (outcome === 'wait' && (rowWait || step.wait?.tag.type === 'relation') && (await callsWaitPolicyFunction(eng, original.sql)))
     approximate(eng, s, 'function-wait-policy');
+  // Several data-modifying CTEs run in the plan's order, not in the order of their rows' places.
+  if (outcome === 'wait' && rowWait && modifyingCteCount(original.sql) > 1) approximate(eng, s, 'cte-lock-order');
+  // A wait inside the statement's own foreign-key check: its snapshot is older than the wait.
+  if (outcome === 'wait' && rowWait && waitsInForeignKeyCheck(eng, s, st, dry.plan)) step.fkCheckWait = true;
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tag.type === 'advisory') await advisoryWaitContext(eng, s, st);
@@ -621,6 +629,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   step.epq = undefined;
   step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
+  step.fkCheckWait = undefined;
   step.stmtSnapshot = undefined;
   step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.
