@@ -16,7 +16,7 @@ import {
 } from './initPlans';
 import { restrictSublink } from './sublink';
 import { EngineInternalError } from './errors';
-import { keepSessionAdvisory, keyOwner, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
+import { keepSessionAdvisory, keyOwner, releaseRelationLocksBeyond, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
 import { conflicts } from './model/locks/modes';
@@ -37,6 +37,7 @@ import {
   stateSequence,
   statesOf,
   analyzePrepared,
+  hasUserFunctions,
 } from './pg/catalog';
 import { calledFunctionNames, doBlockWithException, modifyingCteCount } from './approximations';
 import { dryRun } from './pg/dryRun';
@@ -567,6 +568,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
     if (rowWait && seqs) await formedBeforeWait(eng, s, st, step.stmtSnapshot, seqs);
   }
+  if (outcome === 'wait' && rowWait) await afterTriggerLocksLater(eng, s, st);
   // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
   // its rows), or the target's.
   const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.lockingSublink ?? st.cls.target ?? st.cls.mergeTarget) : undefined;
@@ -723,6 +725,28 @@ function waitsInForeignKeyCheck(eng: EngineContext, s: Sess, st: ParsedStatement
 }
 
 /** A dry run with the triggers off, giving back the sequence values it takes (the statement took its own already). */
+/**
+ * An UPDATE or DELETE waiting for a row of its own target has not reached the end of the
+ * statement, where its AFTER triggers run (a foreign key's checks and actions, through SPI): the
+ * relation locks they take (ROW SHARE on the other table and its key index, a parent's for the
+ * check of a key update) are not held while it waits. What a run with the triggers off locks
+ * stays; the others go back, and the re-run after the wait takes them. With user functions
+ * around (a BEFORE trigger runs right after the row lock, a function in the WHERE clause during
+ * the scan) the run without triggers cannot tell which came first: all stay.
+ */
+async function afterTriggerLocksLater(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const cls = st.cls;
+  const step = s.step!;
+  if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target || !s.txn || step.heldFrom === undefined) return;
+  const w = step.wait;
+  const waited = w?.tuple?.relation ?? (w?.tag.type === 'tuple' ? w.tag.relation : undefined);
+  if (waited !== cls.target.relname) return;
+  if (!eng.catalog.find((c) => c.name === cls.target!.relname)?.triggersOrRules || (await hasUserFunctions(eng))) return;
+  const probe = await triggerlessRun(eng, s, st);
+  if (probe.raw.error) return;
+  releaseRelationLocksBeyond(eng, s, step.heldFrom, probe.plan);
+}
+
 async function triggerlessRun(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<DryRun> {
   const seqs = await sequenceStates(eng);
   try {

@@ -326,6 +326,22 @@ export function handleAcquire(
 }
 
 /**
+ * Lets go of the relation locks this statement took (from `from` in the transaction's list) that
+ * `plan` does not have: locks its dry run took further on than where it waits.
+ */
+export function releaseRelationLocksBeyond(eng: ModelState, s: Sess, from: number, plan: PlanItem[]): void {
+  const txn = s.txn!;
+  for (let i = txn.held.length - 1; i >= from; i--) {
+    const h = txn.held[i];
+    if (h.tag.type !== 'relation') continue;
+    if (plan.some((p) => p.kind === 'rel' && sameTag(p.tag, h.tag) && p.mode === h.mode)) continue;
+    if (txn.held.some((o, j) => j !== i && sameTag(o.tag, h.tag) && o.mode === h.mode)) continue;
+    txn.held.splice(i, 1);
+    queueResumes(eng, eng.lm.release(s.proc, h.tag, h.mode));
+  }
+}
+
+/**
  * A wait that ended in an error an EXCEPTION block caught (catchInBlock): the block's
  * subtransaction rolled back and let go of what it had locked (AbortSubTransaction releases its
  * heavyweight locks; its row locks carry an aborted xid). The statement's plan after the handler
