@@ -136,6 +136,12 @@ export interface RunningStep {
   rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
   /** The statement waits for a row in its own foreign-key check (its check's snapshot is older than the wait). */
   fkCheckWait?: boolean;
+  /**
+   * A deferred foreign-key check at COMMIT waits for the referenced row `row` ("oid (block,offset)")
+   * of the referencing row `orig` under `constraint`: when it looks again, only that row version
+   * can satisfy it (its query's snapshot is older than the wait).
+   */
+  deferredFkWait?: { constraint: string; orig: string; row: string };
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
