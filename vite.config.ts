@@ -1,7 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { VitePWA } from 'vite-plugin-pwa';
 import { CONTENT_SECURITY_POLICY } from './src/build/csp';
+import { lessonCatalog } from './src/build/lessonCatalog';
 
 /** Writes the Content-Security-Policy `<meta>` into the built index.html (dev mode keeps Vite's HMR client unrestricted). */
 function contentSecurityPolicy(): Plugin {
@@ -69,7 +71,7 @@ function earlyEngine(): Plugin {
 // PGlite ships its own wasm/data files; keep it out of dependency pre-bundling so they load as assets.
 // (libpg-query must be pre-bundled: its CommonJS entry does not load raw in dev mode.)
 export default defineConfig({
-  plugins: [svelte(), contentSecurityPolicy(), earlyEngine(), serviceWorker()],
+  plugins: [svelte(), lessonCatalog(fileURLToPath(new URL('.', import.meta.url))), contentSecurityPolicy(), earlyEngine(), serviceWorker()],
   base: './',
   optimizeDeps: { exclude: ['@electric-sql/pglite'] },
   worker: { format: 'es' },

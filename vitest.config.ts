@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { lessonCatalog } from './src/build/lessonCatalog';
 
 export default defineConfig({
   test: {
@@ -19,7 +21,7 @@ export default defineConfig({
         },
       },
       {
-        plugins: [svelte()],
+        plugins: [svelte(), lessonCatalog(fileURLToPath(new URL('.', import.meta.url)))],
         resolve: { conditions: ['browser'] },
         test: {
           name: 'ui',

@@ -1,6 +1,6 @@
 import './app.css';
 import { boot } from './ui/boot';
-import { createWorkerBackend, lessonCatalog } from './ui/backend-worker';
+import { createWorkerBackend, engineAnswered, lessonCatalog } from './ui/backend-worker';
 import { createExplorer, explorerLanes } from './ui/lab/explorer';
 import type { WorkerLike } from './worker/client';
 import { startOffline } from './ui/offline/register';
@@ -16,4 +16,4 @@ boot({
     }),
 });
 
-startOffline();
+startOffline(engineAnswered);

@@ -297,6 +297,68 @@ describe('approximation notes', () => {
     expect(last(e, 's2')).toEqual([]);
   });
 
+  it('nextval in a statement re-formed after a wait for a changed row is noted only when rows came before the waited one', async () => {
+    const e = await engine();
+    await e.submit('s1', 'CREATE SEQUENCE tick');
+    const upd = "UPDATE accounts SET balance = nextval('tick') WHERE id IN (1, 2)";
+    // The holder only locked the row: no recheck, the values drawn stand.
+    await e.submit('s1', 'BEGIN; SELECT 1 FROM accounts WHERE id = 2 FOR UPDATE');
+    expect(await e.submit('s2', upd)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    // The holder changed the waited row, and row 1 was formed before it.
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 2');
+    expect(await e.submit('s2', upd)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['sequence-recheck']);
+    // Only the waited row: it alone is formed again, as in PostgreSQL.
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 3');
+    expect(await e.submit('s2', "UPDATE accounts SET balance = nextval('tick') WHERE id = 3")).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+  });
+
+  it('a foreign-key check that waited for a referenced row another transaction then deleted is noted; a holder that rolls back is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'INSERT INTO p VALUES (1)');
+    await e.submit('s2', 'BEGIN; DELETE FROM p WHERE id = 1');
+    expect(await e.submit('s1', 'BEGIN; INSERT INTO kid VALUES (1)')).toBe('waiting');
+    await e.submit('s2', 'ROLLBACK');
+    expect(last(e, 's1')).toEqual([]);
+    await e.submit('s1', 'ROLLBACK');
+    await e.submit('s2', 'BEGIN; DELETE FROM p WHERE id = 1');
+    expect(await e.submit('s1', 'BEGIN; INSERT INTO kid VALUES (1)')).toBe('waiting');
+    await e.submit('s2', 'INSERT INTO p VALUES (1); COMMIT');
+    expect(last(e, 's1')).toEqual(['fk-check-snapshot']);
+    await e.submit('s1', 'ROLLBACK');
+  });
+
+  it('an upsert failing with 21000 is noted only while another transaction holds row locks', async () => {
+    const e = await engine();
+    const upsert = 'INSERT INTO accounts VALUES (1, 5), (1, 6) ON CONFLICT (id) DO UPDATE SET balance = excluded.balance';
+    expect(await e.submit('s2', upsert)).toBe('done');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    expect(await e.submit('s2', upsert)).toBe('done');
+    expect(last(e, 's2')).toEqual(['upsert-cardinality-wait']);
+    await e.submit('s1', 'ROLLBACK');
+  });
+
+  it('a statement with several data-modifying CTEs is noted when it waits for a row; one CTE is not', async () => {
+    const e = await engine();
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    const one = 'WITH a AS (UPDATE accounts SET balance = 1 WHERE id = 1 RETURNING id) SELECT count(*) FROM a';
+    expect(await e.submit('s2', one)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual([]);
+    await e.submit('s1', 'BEGIN; UPDATE accounts SET balance = 0 WHERE id = 1');
+    const two = `WITH a AS (UPDATE accounts SET balance = 2 WHERE id = 2 RETURNING id),
+      b AS (UPDATE accounts SET balance = 1 WHERE id = 1 RETURNING id) SELECT (SELECT id FROM a), (SELECT id FROM b)`;
+    expect(await e.submit('s2', two)).toBe('waiting');
+    await e.submit('s1', 'COMMIT');
+    expect(last(e, 's2')).toEqual(['cte-lock-order']);
+  });
+
   it('a MERGE failing with 21000 is noted only while another transaction holds row locks', async () => {
     const e = await engine();
     const merge = `MERGE INTO accounts a USING (VALUES (1), (1)) v(id) ON a.id = v.id

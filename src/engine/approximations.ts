@@ -26,7 +26,11 @@ export type ApproximationTopic =
   | 'exclusion-constraint'
   | 'self-modified-recheck'
   | 'subquery-lock-order'
-  | 'merge-cardinality-wait';
+  | 'merge-cardinality-wait'
+  | 'sequence-recheck'
+  | 'upsert-cardinality-wait'
+  | 'fk-check-snapshot'
+  | 'cte-lock-order';
 
 /** The English note for each topic (`play --json` events; the UI has its own dictionary entries). */
 export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
@@ -60,6 +64,14 @@ export const APPROXIMATION_TEXT: Record<ApproximationTopic, string> = {
     'Lockstep: this statement waited for a row, and a function it calls changed again a row version the statement itself had just written; PostgreSQL’s recheck follows the waited row’s update chain to that version and fails with 27000 (“already modified by an operation triggered by the current command”) when a later command wrote it, while the simulator re-runs the statement with a new snapshot, which passes over the row, so that error is not reported.',
   'subquery-lock-order':
     'Lockstep: this statement waited for a row it locks through a subquery with ORDER BY … FOR UPDATE; PostgreSQL’s subquery locks its rows in that order, before the outer statement writes them, while the simulator locks them in physical (ctid) order, so the rows it holds when it waits, and whether it waits at all, may differ from PostgreSQL’s.',
+  'sequence-recheck':
+    'Lockstep: this statement calls nextval, waited for a row another transaction then changed, and had already formed other rows before it; PostgreSQL keeps the values it drew for those rows and draws a new one only for the rechecked row (EvalPlanQual), while the simulator forms every row again with new values, so the sequence values of the rows before the wait differ.',
+  'upsert-cardinality-wait':
+    'Lockstep: this INSERT … ON CONFLICT DO UPDATE failed because it would change one row a second time (21000) while another transaction held row locks; PostgreSQL first updates the row for the first proposed row, so if another transaction holds that row it waits for it to end (and rechecks the newest version) before failing, while the simulator reports the error at once.',
+  'fk-check-snapshot':
+    'Lockstep: this statement’s foreign-key check waited for a referenced row that the other transaction then deleted or changed; PostgreSQL’s check keeps the snapshot it started with, so a matching row committed during the wait (the key inserted again) does not satisfy it and the check fails (23503), while the simulator checks again with a new snapshot, which sees such a row.',
+  'cte-lock-order':
+    'Lockstep: this statement has several data-modifying CTEs and waited for a row; PostgreSQL runs them in the order its plan reads them (those the main query does not read, after it), so that order decides which rows it holds while it waits, while the simulator locks their rows in physical (ctid) order, so the rows it holds, and a deadlock with another session, may differ from PostgreSQL’s.',
   'merge-cardinality-wait':
     'Lockstep: this MERGE failed because a target row matched more than one source row (21000) while another transaction held row locks; PostgreSQL first changes the row for the first source row, so if another transaction holds that row it waits for it to end (and rechecks the newest version) before failing, while the simulator reports the error at once.',
 };
@@ -144,4 +156,16 @@ export function indexScannedRelations(planJson: string | null | undefined): Map<
     return out;
   }
   return out;
+}
+
+/** Whether the statement has two or more data-modifying CTEs (at any depth). */
+export function modifyingCteCount(sql: string): number {
+  let n = 0;
+  treeHas(sql, (o) => {
+    const cte = o.CommonTableExpr as { ctequery?: Record<string, unknown> } | undefined;
+    const q = cte?.ctequery;
+    if (q && ('InsertStmt' in q || 'UpdateStmt' in q || 'DeleteStmt' in q || 'MergeStmt' in q)) n++;
+    return false;
+  });
+  return n;
 }

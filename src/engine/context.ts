@@ -18,6 +18,8 @@ export interface EngineContext extends ModelState {
   exceptionFunctions?: Set<string> | null;
   /** Whether any user SQL or PL/pgSQL function exists, read once per catalog (null: not read yet). */
   userFunctions?: boolean | null;
+  /** The tables with a foreign key whose ON DELETE / ON UPDATE writes them (CASCADE, SET NULL, SET DEFAULT), read once per catalog. */
+  cascadingTables?: Set<number> | null;
   /** Whether a committed user function's body calls an advisory lock function, read with the catalog. */
   advisoryFunctions?: boolean | null;
   /**

@@ -101,6 +101,7 @@ export class Engine {
     e.relNames = null;
     e.exceptionFunctions = state.exceptionFunctions ? new Set(state.exceptionFunctions) : null;
     e.userFunctions = state.userFunctions ?? null;
+    e.cascadingTables = null;
   }
 
   /** The setup is over: `onlyRowsWritten` counts from here. */

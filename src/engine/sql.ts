@@ -85,7 +85,13 @@ export type Classified =
        * VACUUM of one table, staged as the LOCK TABLE of the lock it takes (maintenanceLock):
        * its own command tag, and PostgreSQL's refusal inside a block.
        */
-      maintenance?: { command: string; refusedInBlock?: string };
+      maintenance?: { command: string; refusedInBlock?: string; skipLocked?: string };
+      /**
+       * TRUNCATE and DROP TABLE: the LOCK TABLE of the ACCESS EXCLUSIVE locks they take on the
+       * tables they name before any check that may fail (a referencing foreign key, a dependent
+       * object), so a failing one waits for those locks first.
+       */
+      locksBeforeCheck?: string;
       /** SET CONSTRAINTS: the constraint names it sets (null for ALL) and the mode. */
       constraintsSet?: { names: string[] | null; deferred: boolean };
     };
@@ -465,6 +471,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
   }
   const lockingSublink = lockingSublinkOf(type, body);
   const droppedIndexes = type === 'DropStmt' && body.removeType === 'OBJECT_INDEX' ? droppedNames(body.objects) : [];
+  const locksBeforeCheck = locksBeforeCheckOf(type, body);
   const constraintsSet =
     type === 'ConstraintsSetStmt'
       ? {
@@ -478,6 +485,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     lockingSelect,
     ...(constraintsSet ? { constraintsSet } : {}),
     ...(droppedIndexes.length ? { droppedIndexes } : {}),
+    ...(locksBeforeCheck ? { locksBeforeCheck } : {}),
     ...(target ? { target } : {}),
     ...(mergeTarget ? { mergeTarget } : {}),
     ...(lockingCte ? { lockingCte } : {}),
@@ -492,7 +500,7 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     ...(verb !== 'lock' && verb !== 'other' && Object.keys(positions).length ? { relationPositions: positions } : {}),
     verb,
     mentionsAdvisory: lower.includes('advisory'),
-    mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid|pg_cancel_backend|pg_terminate_backend/.test(lower),
+    mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid|pg_cancel_backend|pg_terminate_backend|pg_prepared_statements/.test(lower),
   };
 }
 
@@ -569,18 +577,61 @@ function parseUncached(text: string): ParsedStatement[] {
  * SKIP_LOCKED, …), several tables (each is processed in a transaction of its own) and a whole
  * database stay unstaged.
  */
-function maintenanceLock(stmt: Node): { sql: string; maintenance: { command: string; refusedInBlock?: string } } | undefined {
+function maintenanceLock(
+  stmt: Node,
+): { sql: string; maintenance: { command: string; refusedInBlock?: string; skipLocked?: string } } | undefined {
   const body = stmt.VacuumStmt as Node | undefined;
-  if (!body || body.is_vacuumcmd !== true) return undefined;
-  const rv = oneTableOf(body, ['full', 'analyze', 'freeze']);
+  if (!body) return undefined;
+  const opt = (name: string) => ((body.options as Node[] | undefined) ?? []).some((o) => (o.DefElem as Node).defname === name);
+  if (body.is_vacuumcmd !== true) {
+    // ANALYZE (SKIP_LOCKED) asks for its lock conditionally; without the option it runs as it is.
+    const rv = oneTableOf(body, ['skip_locked']);
+    if (!rv || !opt('skip_locked')) return undefined;
+    return {
+      sql: `LOCK TABLE ${qualified(rv)} IN SHARE UPDATE EXCLUSIVE MODE NOWAIT`,
+      maintenance: { command: 'ANALYZE', skipLocked: `skipping analyze of "${rv.relname as string}" --- lock not available` },
+    };
+  }
+  const rv = oneTableOf(body, ['full', 'analyze', 'freeze', 'skip_locked']);
   if (!rv) return undefined;
-  const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
-  const name = `${typeof rv.schemaname === 'string' ? `${q(rv.schemaname)}.` : ''}${q(rv.relname as string)}`;
-  const full = ((body.options as Node[] | undefined) ?? []).some((o) => (o.DefElem as Node).defname === 'full');
+  const full = opt('full');
+  // SKIP_LOCKED: vacuum_open_relation asks with ConditionalLockRelationOid and, when the lock is
+  // not free (held or asked for ahead by a conflicting mode), skips the table with a WARNING.
+  const skip = opt('skip_locked');
   return {
-    sql: `LOCK TABLE ${name} IN ${full ? 'ACCESS EXCLUSIVE' : 'SHARE UPDATE EXCLUSIVE'} MODE`,
-    maintenance: { command: 'VACUUM', refusedInBlock: 'VACUUM' },
+    sql: `LOCK TABLE ${qualified(rv)} IN ${full ? 'ACCESS EXCLUSIVE' : 'SHARE UPDATE EXCLUSIVE'} MODE${skip ? ' NOWAIT' : ''}`,
+    maintenance: {
+      command: 'VACUUM',
+      refusedInBlock: 'VACUUM',
+      ...(skip ? { skipLocked: `skipping vacuum of "${rv.relname as string}" --- lock not available` } : {}),
+    },
   };
+}
+
+/** A RangeVar's name as SQL text, quoted, with its schema when it has one. */
+function qualified(rv: Node): string {
+  const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
+  return `${typeof rv.schemaname === 'string' ? `${q(rv.schemaname)}.` : ''}${q(rv.relname as string)}`;
+}
+
+/**
+ * The LOCK TABLE of what TRUNCATE and DROP TABLE lock before their checks: ExecuteTruncate
+ * opens each named table (and, without ONLY, its children) in ACCESS EXCLUSIVE mode before
+ * heap_truncate_check_FKs; RemoveRelations locks each named table before the dependency walk
+ * that refuses to drop what other objects depend on.
+ */
+function locksBeforeCheckOf(type: string, body: Node): string | undefined {
+  if (type === 'TruncateStmt') {
+    const rels = ((body.relations as Node[] | undefined) ?? []).map((n) => (n.RangeVar as Node | undefined) ?? n);
+    if (!rels.length || rels.some((r) => typeof r.relname !== 'string')) return undefined;
+    return `LOCK TABLE ${rels.map((r) => `${r.inh === false ? 'ONLY ' : ''}${qualified(r)}`).join(', ')} IN ACCESS EXCLUSIVE MODE`;
+  }
+  if (type === 'DropStmt' && body.removeType === 'OBJECT_TABLE' && body.missing_ok !== true) {
+    const names = droppedNames(body.objects);
+    if (!names.length) return undefined;
+    return `LOCK TABLE ${names.map((n) => `ONLY "${n.replace(/"/g, '""')}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`;
+  }
+  return undefined;
 }
 
 /**

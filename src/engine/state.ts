@@ -134,6 +134,14 @@ export interface RunningStep {
   ssiHeapBeforeWait?: boolean;
   /** Rows the current statement locked before it waited: they stay locked, and another session's SKIP LOCKED passes over them. */
   rowsBeforeWait?: { tuple: TupleId; mode: RowLockMode }[];
+  /** The statement waits for a row in its own foreign-key check (its check's snapshot is older than the wait). */
+  fkCheckWait?: boolean;
+  /**
+   * A deferred foreign-key check at COMMIT waits for the referenced row `row` ("oid (block,offset)")
+   * of the referencing row `orig` under `constraint`: when it looks again, only that row version
+   * can satisfy it (its query's snapshot is older than the wait).
+   */
+  deferredFkWait?: { constraint: string; orig: string; row: string };
   /** The row this step waits for was moved to another partition by the update that committed: the re-run fails. */
   movedAway?: { context?: string };
   /** EvalPlanQual: the target rows the current statement's scan first found (followed through committed updates). */
@@ -255,7 +263,22 @@ export interface Sess {
   history: FinishedStep[];
   vxidCounter: number;
   /** The session's prepared statements (PREPARE), by name: each backend has its own. */
-  prepared: Map<string, PreparedText>;
+  prepared: Map<string, PreparedStatement>;
+}
+
+/** A prepared statement as the session's pg_prepared_statements row shows it, with its text. */
+export interface PreparedStatement {
+  text: PreparedText;
+  /** The whole query string the PREPARE came in (PostgreSQL keeps the client's string as sent). */
+  queryString: string;
+  /** Virtual time of the PREPARE, ms. */
+  atMs: number;
+  /** regtype[] texts from PostgreSQL's own analysis ('{integer,integer}'; result: null for no result rows). */
+  parameterTypes: string;
+  resultTypes: string | null;
+  /** Plans GetCachedPlan made so far: custom ones for the first five executions with parameters, then generic. */
+  customPlans: number;
+  genericPlans: number;
 }
 
 /** The state the pure model reads and changes: lock tables, sessions, clock, log lines, events. */

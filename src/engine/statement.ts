@@ -28,7 +28,16 @@ import {
 } from './initPlans';
 import { restrictSublink, rewriteSublink } from './sublink';
 import { EngineInternalError } from './errors';
-import { keepSessionAdvisory, keyOwner, releaseTupleLocks, setSessionAdvisory, ssiError, waitOnXid, walkPlan } from './model/acquire';
+import {
+  keepSessionAdvisory,
+  keyOwner,
+  releaseRelationLocksBeyond,
+  releaseTupleLocks,
+  setSessionAdvisory,
+  ssiError,
+  waitOnXid,
+  walkPlan,
+} from './model/acquire';
 import type { DryRun, PlanItem } from './model/facts';
 import type { RowLockMode } from './model/locks/types';
 import { conflicts } from './model/locks/modes';
@@ -49,8 +58,9 @@ import {
   stateSequence,
   statesOf,
   analyzePrepared,
+  hasUserFunctions,
 } from './pg/catalog';
-import { calledFunctionNames, doBlockWithException } from './approximations';
+import { calledFunctionNames, doBlockWithException, modifyingCteCount } from './approximations';
 import { dryRun } from './pg/dryRun';
 import { afterSet, afterStatementGucs } from './pg/gucs';
 import { arbiterBlocker, arbiterKeyOwner, foreignKeyContext, noteLockOrder, referencingRowsCheck } from './pg/probes';
@@ -203,17 +213,29 @@ export async function execPrepared(
     case 'prepare': {
       if (s.prepared.has(cls.name)) return fail(PG.preparedExists(cls.name));
       // Parse analysis happens at PREPARE: PostgreSQL reports a missing table or column there.
-      const p = cls.prepared;
-      const error = await analyzePrepared(eng, p);
-      if (error) return fail(error);
-      s.prepared.set(cls.name, p);
+      const analyzed = await analyzePrepared(eng, cls.prepared);
+      if ('error' in analyzed) return fail(analyzed.error);
+      s.prepared.set(cls.name, {
+        text: cls.prepared,
+        queryString: step.sql,
+        atMs: eng.clock,
+        ...analyzed,
+        customPlans: 0,
+        genericPlans: 0,
+      });
       step.results.push({ command: 'PREPARE' });
       return 'ok';
     }
     case 'execute': {
-      const p = s.prepared.get(cls.name);
-      if (!p) return fail(PG.noSuchPrepared(cls.name));
+      const prepared = s.prepared.get(cls.name);
+      if (!prepared) return fail(PG.noSuchPrepared(cls.name));
+      const p = prepared.text;
       if (cls.args.length !== p.paramCount) return fail(PG.wrongParamCount(cls.name, p.paramCount, cls.args.length));
+      // GetCachedPlan: without parameters the generic plan; with them a custom plan for the first
+      // five executions, then (choose_custom_plan's cost comparison, which a simple statement's
+      // generic plan wins) the generic one.
+      if (p.paramCount > 0 && prepared.customPlans < 5) prepared.customPlans++;
+      else prepared.genericPlans++;
       const bound = parseStatements(bindPrepared(p, cls.args))[0];
       // A wait re-runs the statement at step.idx: from now on that is the bound statement.
       step.statements[step.idx] = bound;
@@ -335,6 +357,11 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
       // compares the last one's cmin with its command id (heapam_tuple_lock, TM_SelfModified);
       // the re-run with a new snapshot meets the version the statement updated itself instead.
       if (dry.remodified) approximate(eng, s, 'self-modified-recheck');
+      // The check that waited looks again with the snapshot it started with, where the re-run sees
+      // rows committed during the wait.
+      if (step.fkCheckWait) approximate(eng, s, 'fk-check-snapshot');
+      // EvalPlanQual forms only the waited row again; the re-run forms every row, drawing anew.
+      if (step.rowsBeforeWait?.length && calledFunctionNames(original.sql).includes('nextval')) approximate(eng, s, 'sequence-recheck');
     }
     // Formed with a new snapshot, the rows of the main query are read again under the kept one.
     const reads = dry.raw.error ? undefined : await mainQueryReads(eng, s, original);
@@ -468,13 +495,14 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     // MERGE's cardinality error comes after it changed (and waited for) the row's first match;
     // the dry run fails at once, without the rows it locked before: said on screen when another
     // transaction holds rows it could have waited for.
+    // So does INSERT … ON CONFLICT DO UPDATE's, for a row it would change a second time.
     if (
       dry.raw.error.sqlstate === '21000' &&
       st.cls.kind === 'dml' &&
-      st.cls.verb === 'merge' &&
+      (st.cls.verb === 'merge' || st.cls.onConflict) &&
       [...eng.sessions.values()].some((o) => o !== s && eng.rows.heldBy(o.name).length > 0)
     )
-      approximate(eng, s, 'merge-cardinality-wait');
+      approximate(eng, s, st.cls.verb === 'merge' ? 'merge-cardinality-wait' : 'upsert-cardinality-wait');
     step.notices.push(...unsentNotices(eng, s, dry.raw.notices, st));
     step.error = dry.raw.error;
     keepSessionAdvisory(eng, s, dry.sessionAdvisory);
@@ -583,6 +611,10 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   // A function's NOWAIT or SKIP LOCKED (on its rows, or its LOCK TABLE) is not this statement's wait policy: said on screen.
   if (outcome === 'wait' && (rowWait || step.wait?.tag.type === 'relation') && (await callsWaitPolicyFunction(eng, original.sql)))
     approximate(eng, s, 'function-wait-policy');
+  // Several data-modifying CTEs run in the plan's order, not in the order of their rows' places.
+  if (outcome === 'wait' && rowWait && modifyingCteCount(original.sql) > 1) approximate(eng, s, 'cte-lock-order');
+  // A wait inside the statement's own foreign-key check: its snapshot is older than the wait.
+  if (outcome === 'wait' && rowWait && waitsInForeignKeyCheck(eng, s, st, dry.plan)) step.fkCheckWait = true;
   if (outcome === 'wait' && rowWait) await foreignKeyContext(eng, s, st);
   if (outcome === 'wait' && rowWait) await functionWaitContext(eng, s, st);
   if (outcome === 'wait' && step.wait?.tag.type === 'advisory') await advisoryWaitContext(eng, s, st);
@@ -598,6 +630,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
     step.stmtSnapshot ??= { content: await exportStatementSnapshot(eng) };
     if (rowWait && seqs) await formedBeforeWait(eng, s, st, step.stmtSnapshot, seqs);
   }
+  if (outcome === 'wait' && rowWait) await afterTriggerLocksLater(eng, s, st);
   // The scan that locks: a locking CTE's or subquery's (it locks before the outer statement sees
   // its rows), or the target's.
   const scanned = st.cls.kind === 'dml' ? (st.cls.lockingCte ?? st.cls.lockingSublink ?? st.cls.target ?? st.cls.mergeTarget) : undefined;
@@ -660,6 +693,7 @@ export async function execDml(eng: EngineContext, s: Sess, original: ParsedState
   step.epq = undefined;
   step.epqBase = undefined;
   step.rowsBeforeWait = undefined;
+  step.fkCheckWait = undefined;
   step.stmtSnapshot = undefined;
   step.keyFormed = undefined;
   // Granted: the statement joins the session's transaction.
@@ -753,6 +787,29 @@ function waitsInForeignKeyCheck(eng: EngineContext, s: Sess, st: ParsedStatement
 }
 
 /** A dry run with the triggers off, giving back the sequence values it takes (the statement took its own already). */
+/**
+ * An UPDATE or DELETE waiting for a row of its own target has not reached the end of the
+ * statement, where its AFTER triggers run (a foreign key's checks and actions, through SPI): the
+ * relation locks they take (ROW SHARE on the other table and its key index, a parent's for the
+ * check of a key update) are not held while it waits. What a run with the triggers off locks
+ * stays; the others go back, and the re-run after the wait takes them. With user functions
+ * around (a BEFORE trigger runs right after the row lock, a function in the WHERE clause during
+ * the scan) the run without triggers cannot tell which came first: all stay.
+ */
+async function afterTriggerLocksLater(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<void> {
+  const cls = st.cls;
+  const step = s.step!;
+  if (cls.kind !== 'dml' || (cls.verb !== 'update' && cls.verb !== 'delete') || !cls.target || !s.txn || step.heldFrom === undefined)
+    return;
+  const w = step.wait;
+  const waited = w?.tuple?.relation ?? (w?.tag.type === 'tuple' ? w.tag.relation : undefined);
+  if (waited !== cls.target.relname) return;
+  if (!eng.catalog.find((c) => c.name === cls.target!.relname)?.triggersOrRules || (await hasUserFunctions(eng))) return;
+  const probe = await triggerlessRun(eng, s, st);
+  if (probe.raw.error) return;
+  releaseRelationLocksBeyond(eng, s, step.heldFrom, probe.plan);
+}
+
 async function triggerlessRun(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<DryRun> {
   const seqs = await sequenceStates(eng);
   try {
@@ -791,6 +848,7 @@ async function ssiReads(eng: EngineContext, s: Sess, st: ParsedStatement, dry: D
  */
 async function relationLocksBeforeError(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<'ok' | 'error' | 'wait'> {
   const cls = st.cls;
+  if (cls.kind === 'dml' && cls.locksBeforeCheck) return lockedBeforeCheck(eng, s, st, cls.locksBeforeCheck);
   if (cls.kind !== 'dml' || !['select', 'insert', 'update', 'delete', 'merge'].includes(cls.verb)) return 'ok';
   // Only a relation lock stronger than ROW EXCLUSIVE can make these wait: without one, nothing to probe.
   const strong = eng.lm
@@ -906,6 +964,23 @@ async function lockBeforeChangeError(eng: EngineContext, s: Sess, st: ParsedStat
   }
   if (run.raw.error?.sqlstate !== '40001' || !run.rowsBeforeError) return 'ok';
   return lockBeforeRowError(eng, s, probe, run.rowsBeforeError, st);
+}
+
+/**
+ * TRUNCATE or DROP TABLE that fails its check (a referencing foreign key, a dependent object)
+ * has locked the tables it names first: a lock another session holds on one of them is waited
+ * for before the error, and the statement runs again once it is granted. The probe is the LOCK
+ * TABLE of those locks; when the probe itself fails (a table that does not exist), the
+ * statement's own error stands.
+ */
+async function lockedBeforeCheck(eng: EngineContext, s: Sess, st: ParsedStatement, lockSql: string): Promise<'ok' | 'error' | 'wait'> {
+  const free = !eng.lm.entries().some((e) => e.proc !== s.proc && e.tag.type === 'relation');
+  if (free) return 'ok';
+  const lock = parseStatements(lockSql)[0];
+  if (!lock) return 'ok';
+  const probe = await dryRun(eng, s, lock);
+  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  return walkPlan(eng, s, st, probe, HEAVYWEIGHT_ITEMS);
 }
 
 /**

@@ -5,6 +5,7 @@
  * Pure with respect to time and I/O: every wait goes through the driver.
  */
 import type {
+  ApproximationNote,
   PermutationStep,
   Permutation,
   PermutationTrace,
@@ -45,6 +46,8 @@ export interface PermutationRun {
   trailingNotices?: SessionNotice[];
   /** The server log lines of the permutation, from drivers that can read them. */
   serverLog?: string[];
+  /** The simulator's approximation notes (docs/engine.md), when it said any. */
+  approximations?: ApproximationNote[];
   /** The run stopped before its next step because `stopBefore` said so (later steps were not sent). */
   cutShort?: boolean;
   /** The driver failed during the permutation (the simulator's engine error): what it said. */
@@ -259,6 +262,8 @@ export async function runPermutation(
     if (teardown) run.teardown = teardown;
     const log = driver.serverLog?.();
     if (log) run.serverLog = log;
+    const notes = driver.approximations?.();
+    if (notes?.length) run.approximations = notes;
   }
   return run;
 }
@@ -332,6 +337,7 @@ export function toTraces(runs: PermutationRun[]): PermutationTrace[] {
     ...(run.trailingNotices?.length ? { trailingNotices: texts(run.trailingNotices) } : {}),
     ...(run.serverLog ? { serverLog: run.serverLog } : {}),
     ...(run.failed !== undefined ? { failed: run.failed } : {}),
+    ...(run.approximations ? { approximations: run.approximations } : {}),
   }));
 }
 

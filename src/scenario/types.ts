@@ -99,6 +99,18 @@ export interface PermutationTrace {
   trailingNotices?: string[];
   /** The driver failed during the permutation (the simulator's engine error): what it said. */
   failed?: string;
+  /**
+   * The simulator's own word that a step met one of its known limits (docs/engine.md, "Approximations
+   * said on screen"), as the session pane says it; never from a real server, and not compared.
+   */
+  approximations?: ApproximationNote[];
+}
+
+/** One approximation the simulator said: which session's step, its topic, and the English sentence. */
+export interface ApproximationNote {
+  session: string;
+  topic: string;
+  message: string;
 }
 
 export type { PgMessage, StatementResult, StepResult } from '../engine/types';
@@ -128,6 +140,8 @@ export interface SessionDriver {
   normalizeDetail(detail: string): string;
   /** The server log lines written since begin() (one element per field, as in the log file); optional. */
   serverLog?(): string[];
+  /** The approximations the simulator said since begin(), in order; optional (the simulator has them). */
+  approximations?(): ApproximationNote[];
   /** Runs each session's teardown, then the spec's teardown, and closes sessions. Never throws on SQL errors. */
   end(spec: Spec): Promise<void | SetupOutput[]>;
 }

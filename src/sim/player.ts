@@ -10,9 +10,8 @@
 import { Engine, PgliteExecutor } from '../engine';
 import type { EngineSnapshot } from '../engine/types';
 import type { Permutation, ScriptItem, Spec } from '../scenario/types';
-import { checkSpec } from '../scenario/isolation';
+import { scriptItem, scriptSteps, type ScriptStep } from '../scenario/script';
 import { permutationAt } from '../scenario/permutations';
-import { CLOCK_SESSION } from '../scenario/lesson';
 
 /** isolationtester's max_step_wait: a step still busy after this long is canceled (as in SimDriver). */
 const MAX_STEP_WAIT_MS = 300_000;
@@ -61,14 +60,6 @@ export class ScenarioSetupError extends Error {
   override name = 'ScenarioSetupError';
 }
 
-interface ScriptStep {
-  session: string;
-  name: string;
-  sql: string;
-  /** The permutation marked it `(*)`: isolationtester does not wait for it after sending. */
-  star: boolean;
-}
-
 /** Plays one permutation of a spec; every method must be awaited one at a time. */
 export class Player {
   readonly script: ScriptItem[];
@@ -89,12 +80,7 @@ export class Player {
     private readonly ex: PgliteExecutor,
     private readonly ownsExecutor: boolean,
   ) {
-    const lookup = checkSpec(spec);
-    this.steps = perm.steps.map((p) => {
-      const info = lookup.get(p.step);
-      if (!info) throw new Error(`undefined step "${p.step}" specified in permutation`);
-      return { session: info.session, name: info.name, sql: info.sql, star: p.blockers.some((b) => b.kind === 'star') };
-    });
+    this.steps = scriptSteps(spec, perm);
     this.script = this.steps.map(scriptItem);
   }
 
@@ -388,20 +374,4 @@ export function historyIndexOfCursor(actions: readonly PlayerAction[], cursor: n
 function isBusy(e: Engine, session: string): boolean {
   const st = e.statusOf(session);
   return st === 'waiting' || st === 'sleeping';
-}
-
-const PAUSE_RE = /^\s*SELECT\s+pg_sleep\(\s*(\d+(?:\.\d+)?)\s*\)\s*;?\s*$/i;
-
-function scriptItem(step: ScriptStep, index: number): ScriptItem {
-  const pause = step.session === CLOCK_SESSION ? PAUSE_RE.exec(step.sql) : null;
-  if (pause) {
-    const ms = Math.round(Number(pause[1]) * 1000);
-    return { index, kind: 'pause', session: step.session, step: step.name, sql: step.sql, label: `pause ${formatMs(ms)}` };
-  }
-  const oneLine = step.sql.replace(/\s+/g, ' ').trim();
-  return { index, kind: 'step', session: step.session, step: step.name, sql: step.sql, label: `${step.session}: ${oneLine}` };
-}
-
-function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -10,6 +10,7 @@ import { SimDriver } from './simDriver';
 import { parseSpec } from '../scenario/spec';
 import { exploreBatch, type InterleavingOutcome } from '../scenario/explore';
 import type { SessionDriver, Spec } from '../scenario/types';
+import { runSpec, toTraces } from '../scenario/isolation';
 import type { PgliteExecutor } from '../engine';
 
 const root = join(__dirname, '..', '..');
@@ -228,5 +229,32 @@ step b1 { UPDATE t SET v = 0 WHERE id = 2; }`),
     // Same as the fallback case above, checked on the restore point itself.
     await exploreBatch(DDL_STEP, reuse, async () => [], 0, 1);
     expect(reuse.engine!.executor.restorePoint).toBeNull();
+  });
+});
+
+describe('the approximations a permutation met', () => {
+  const driver = new SimDriver();
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it('are in the permutation’s trace (play --json), with the session and the sentence the pane shows', async () => {
+    const spec = parseSpec(`setup { CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0); }
+teardown { DROP TABLE t; }
+session s1
+step s1a { BEGIN; CREATE TEMP TABLE tt (x int); INSERT INTO tt VALUES (1); UPDATE t SET v = v + 1 WHERE id = 1; }
+step s1c { COMMIT; }
+session s2
+step s2a { UPDATE t SET v = v + 1 WHERE id = 1; }
+step s2b { SELECT v FROM t; }
+permutation s1a s2a s1c s2b
+permutation s2a s2b`);
+    const [noted, plain] = toTraces(await runSpec(spec, driver));
+    expect(noted!.approximations).toEqual([
+      { session: 's1', topic: 'temp-table', message: expect.stringMatching(/temporary tables are approximated/) },
+    ]);
+    expect(noted!.events.map((e) => e.outcome)).toContain('waiting');
+    // Only the permutation whose step met the limit carries it.
+    expect(plain!.approximations).toBeUndefined();
   });
 });

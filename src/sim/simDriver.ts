@@ -3,7 +3,7 @@
  * PostgreSQL drives the engine, and time passes only on the virtual clock.
  */
 import { Engine, onlyDrops, PgliteExecutor, restorableSetup, type SetupState } from '../engine';
-import type { PollResult, SessionDriver, SetupOutput, Spec, StepResult } from '../scenario/types';
+import type { ApproximationNote, PollResult, SessionDriver, SetupOutput, Spec, StepResult } from '../scenario/types';
 import { normalizeDetailText } from '../scenario/normalize';
 
 /** isolationtester's max_step_wait: a step still blocked after this long is canceled. */
@@ -201,6 +201,13 @@ export class SimDriver implements SessionDriver {
   /** The engine's server log for the current permutation (a fresh engine per begin()). */
   serverLog(): string[] {
     return this.engine?.serverLogLines() ?? [];
+  }
+
+  /** The approximation notes the engine said in this permutation (a fresh engine per begin()). */
+  approximations(): ApproximationNote[] {
+    return (this.engine?.snapshot().events ?? []).flatMap((e) =>
+      e.type === 'approximation' ? [{ session: e.session, topic: e.topic, message: e.message }] : [],
+    );
   }
 
   /** Runs teardowns; never throws on SQL errors. */

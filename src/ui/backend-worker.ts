@@ -2,13 +2,16 @@
  * The real PlayerBackend: the engine runs in a Web Worker (src/worker/worker.ts) behind a
  * watchdog (src/worker/client.ts). Also the lesson catalog, bundled from lessons/*.yaml.
  */
-import { parseInterview, parseLesson, type Interview, type Lesson, type Localized } from '../scenario/lesson';
+import { lessonToSpec, parseInterview, parseLesson, type Interview, type Lesson } from '../scenario/lesson';
+import { scriptItem, scriptSteps } from '../scenario/script';
 import { EngineClient, type ClientEvent, type Overdue, type WatchdogLimits, type WorkerLike } from '../worker/client';
 import type { ScenarioSource } from '../worker/protocol';
-import { parseCourse, type Course } from '../scenario/course';
+import type { Course } from '../scenario/course';
 import type { PlayerFrame } from '../sim/player';
-import type { LessonCatalog, LessonMeta, LessonSummary, PlayerBackend, PlayerState, ScriptItem } from './backend';
+import type { LessonCatalog, LessonMeta, LessonPreview, PlayerBackend, PlayerState, ScriptItem } from './backend';
 import { annotateScript, lessonMeta } from './model/lessonScript';
+import type { LessonInfo } from './model/lessonInfo';
+import { course as catalogCourse, entries as catalogEntries, problems as catalogProblems } from 'virtual:lesson-catalog';
 import { watchdog } from './state/watchdog.svelte';
 import { takeEarlyWorker } from './earlyEngine';
 
@@ -17,53 +20,31 @@ const interviewFiles = import.meta.glob('/lessons/interview/interview.yaml', { q
   string,
   string
 >;
-const courseFiles = import.meta.glob('/lessons/course/course.yaml', { query: '?raw', import: 'default', eager: true }) as Record<
-  string,
-  string
->;
 
-/** A catalog entry: what the lesson list shows, plus the lesson's summary, topics and level. */
-export interface LessonInfo extends LessonSummary {
-  title: Localized;
-  summary: Localized;
-  topics: string[];
-  level: Lesson['level'];
-  minutes: number;
-}
+export type { LessonInfo } from './model/lessonInfo';
 
 interface BundledLesson {
   info: LessonInfo;
   yaml: string;
-  lesson: Lesson;
+  /** Parsed when the lesson is first opened (the list needs only `info`, built with the app). */
+  lesson: Lesson | null;
 }
 
-/** Every bundled lesson, parsed once; a broken file is skipped with a console error. */
+/** Every bundled lesson that parsed when the app was built; a broken file is reported in the console. */
 const bundled: Map<string, BundledLesson> = (() => {
   const out = new Map<string, BundledLesson>();
-  for (const [path, yaml] of Object.entries(lessonFiles).sort(([a], [b]) => a.localeCompare(b))) {
-    try {
-      const l = parseLesson(yaml);
-      out.set(l.id, {
-        yaml,
-        lesson: l,
-        info: {
-          id: l.id,
-          title: l.title,
-          summary: l.summary,
-          topics: [...l.topics],
-          topic: l.topics.join(', '),
-          level: l.level,
-          minutes: l.minutes,
-          steps: l.steps.filter((s) => s.kind !== 'predict').length,
-          predictAnswers: Object.fromEntries(l.steps.flatMap((s) => (s.kind === 'predict' ? [[s.step, s.answer]] : []))),
-        },
-      });
-    } catch (e) {
-      console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+  for (const p of catalogProblems) console.error(p);
+  for (const { path, info } of catalogEntries) {
+    const yaml = lessonFiles[path];
+    if (yaml !== undefined) out.set(info.id, { info, yaml, lesson: null });
   }
   return out;
 })();
+
+/** The lesson, parsed once. */
+function parsed(b: BundledLesson): Lesson {
+  return (b.lesson ??= parseLesson(b.yaml));
+}
 
 /** The bundled lessons, in file-name order. */
 export function lessonInfos(): LessonInfo[] {
@@ -82,16 +63,9 @@ export function interviewData(): Interview | null {
   }
 }
 
-/** The course file, parsed against the bundled lessons; null when absent, or broken (with a console error). */
+/** The course file, parsed with the app against the lessons that parsed; null when absent, or broken (reported in the console). */
 export function courseData(): Course | null {
-  const [path, yaml] = Object.entries(courseFiles)[0] ?? [];
-  if (path === undefined || yaml === undefined) return null;
-  try {
-    return parseCourse(yaml, [...bundled.keys()]);
-  } catch (e) {
-    console.error(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-    return null;
-  }
+  return catalogCourse ? structuredClone(catalogCourse) : null;
 }
 
 /** The lesson list, course order and interview questions for the UI. */
@@ -99,7 +73,44 @@ export const lessonCatalog: LessonCatalog = {
   list: async () => lessonInfos(),
   interview: async () => interviewData(),
   course: async () => courseData(),
+  preview: lessonPreview,
 };
+
+// One object per lesson, so the engine's first answer, when its script is the same, reuses it and
+// the panels drawn from the preview do not redraw.
+const previews = new Map<string, LessonPreview>();
+
+/**
+ * The lesson's script and narration as the engine will play them (the same pure functions build
+ * both from the same YAML), for the player to draw while the engine starts; null for an unknown
+ * lesson.
+ */
+export function lessonPreview(id: string): LessonPreview | null {
+  const cached = previews.get(id);
+  if (cached) return cached;
+  const l = bundled.get(id);
+  if (!l) return null;
+  const lesson = parsed(l);
+  const spec = lessonToSpec(lesson);
+  const perm = spec.permutations[0];
+  if (!perm) return null;
+  const p = { script: annotateScript(scriptSteps(spec, perm).map(scriptItem), lesson), meta: lessonMeta(lesson) };
+  previews.set(id, p);
+  return p;
+}
+
+/** The same items, compared on what the engine sends (not on what the lesson adds). */
+function sameScript(a: readonly ScriptItem[], b: readonly ScriptItem[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((x, i) => {
+      const y = b[i]!;
+      return (
+        x.index === y.index && x.kind === y.kind && x.session === y.session && x.step === y.step && x.sql === y.sql && x.label === y.label
+      );
+    })
+  );
+}
 
 /** The lesson's YAML text, for exporting or showing the source. */
 export function lessonYaml(id: string): string | undefined {
@@ -145,6 +156,10 @@ function saveCancelled(key: string, steps: readonly number[]): void {
   }
 }
 
+let answered: () => void = () => undefined;
+/** Resolves at the first answer any engine Worker of this page sends (its boot is over by then). */
+export const engineAnswered = new Promise<void>((ok) => (answered = ok));
+
 /** Starts the engine Worker and returns the PlayerBackend over it. */
 export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBackend & { dispose(): void } {
   const client = new EngineClient({
@@ -152,11 +167,14 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
       opts.createWorker ??
       (() => takeEarlyWorker() ?? (new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module' }) as WorkerLike)),
     ...(opts.limits ? { limits: opts.limits } : {}),
-    ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    onEvent: (e) => {
+      if (e.type === 'answer') answered();
+      opts.onEvent?.(e);
+    },
     onOverdue: opts.onOverdue ?? ((o) => (watchdog.overdue = o)),
   });
   // The open lesson's narration, predicts and code, joined to the engine's script once per open.
-  let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null } | null = null;
+  let current: { lesson: Lesson; meta: LessonMeta; script: ScriptItem[] | null; preview: LessonPreview | null } | null = null;
   // The open scenario's key and the stopped script items last saved for it.
   let opened: { key: string; saved: number } | null = null;
   const state = (v: PlayerFrame): PlayerState => {
@@ -165,7 +183,8 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
       opened.saved = client.cancelledSteps.length;
     }
     if (!current) return v;
-    current.script ??= annotateScript(v.script, current.lesson);
+    current.script ??=
+      current.preview && sameScript(current.preview.script, v.script) ? current.preview.script : annotateScript(v.script, current.lesson);
     return { ...v, script: current.script, lesson: current.meta };
   };
   return {
@@ -183,7 +202,9 @@ export function createWorkerBackend(opts: WorkerBackendOptions = {}): PlayerBack
       const l = bundled.get(source.id);
       if (!l) throw new Error(`There is no lesson "${source.id}".`);
       const view = await open({ kind: 'lesson', id: source.id, yaml: l.yaml });
-      current = { lesson: l.lesson, meta: lessonMeta(l.lesson), script: null };
+      const preview = lessonPreview(source.id);
+      const lesson = parsed(l);
+      current = { lesson, meta: preview?.meta ?? lessonMeta(lesson), script: null, preview };
       return state(view);
     },
     next: async () => state(await client.act({ type: 'step' })),

@@ -144,6 +144,14 @@ export interface LessonCatalog {
   interview?(): Promise<InterviewData | null>;
   /** The course order, tracks and tag labels; null when the course file is absent. */
   course?(): Promise<CourseData | null>;
+  /** A lesson's script and narration before the engine has run it (absent: the player waits for the engine). */
+  preview?(id: string): LessonPreview | null;
+}
+
+/** What the player shows of a lesson before the engine has run anything: its script and content. */
+export interface LessonPreview {
+  script: ScriptItem[];
+  meta: LessonMeta;
 }
 
 /** A catalog over a fixed array of lessons (tests and fixtures). */

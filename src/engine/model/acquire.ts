@@ -90,6 +90,11 @@ export function walkPlan(
           txn.held.push({ tag: item.tag, mode: item.mode, depth });
           continue;
         }
+        if (r.status === 'unavailable' && item.kind === 'rel' && cls?.maintenance?.skipLocked) {
+          // VACUUM / ANALYZE (SKIP_LOCKED): the table is skipped with a warning, the command succeeds.
+          step.notices.push(PG.warning('01000', cls.maintenance.skipLocked));
+          continue;
+        }
         if (r.status === 'unavailable' && item.kind === 'rel') {
           step.error = PG.relationNowait(item.tag.relation);
           abortTxnState(eng, s, true);
@@ -318,6 +323,22 @@ export function handleAcquire(
   eng.timers.set(s.name, 'deadlock_timeout', eng.clock + s.timeouts.deadlock);
   if (s.timeouts.lock > 0) eng.timers.set(s.name, 'lock_timeout', eng.clock + s.timeouts.lock);
   return 'wait';
+}
+
+/**
+ * Lets go of the relation locks this statement took (from `from` in the transaction's list) that
+ * `plan` does not have: locks its dry run took further on than where it waits.
+ */
+export function releaseRelationLocksBeyond(eng: ModelState, s: Sess, from: number, plan: PlanItem[]): void {
+  const txn = s.txn!;
+  for (let i = txn.held.length - 1; i >= from; i--) {
+    const h = txn.held[i];
+    if (h.tag.type !== 'relation') continue;
+    if (plan.some((p) => p.kind === 'rel' && sameTag(p.tag, h.tag) && p.mode === h.mode)) continue;
+    if (txn.held.some((o, j) => j !== i && sameTag(o.tag, h.tag) && o.mode === h.mode)) continue;
+    txn.held.splice(i, 1);
+    queueResumes(eng, eng.lm.release(s.proc, h.tag, h.mode));
+  }
 }
 
 /**

@@ -43,6 +43,13 @@ export interface CatalogTable {
   exclusions?: { name: string; columns: string[]; types: string[]; ops: string[] }[];
   /** The table has (or had) triggers or rules: replaying changes to it needs session_replication_role = replica. */
   triggersOrRules: boolean;
+  /**
+   * Every attribute in attnum order, dropped ones too, as a heap tuple lays them out (type OID,
+   * attlen, attalign): the values of new row versions are read from the pages with them
+   * (pageScan.ts, versionValues). Absent for an inheritance parent, whose SQL read also returns
+   * its children's rows.
+   */
+  attributes?: { name: string; type: number; len: number; align: string; dropped?: true }[];
 }
 
 /** The locks one backend holds at a moment (pg_locks, this backend only). */

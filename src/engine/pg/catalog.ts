@@ -87,21 +87,43 @@ export async function hasUserFunctions(eng: EngineContext): Promise<boolean> {
   return eng.userFunctions;
 }
 
+/**
+ * Whether a foreign key's action writes rows of table `oid` (ON DELETE / ON UPDATE CASCADE, SET
+ * NULL, SET DEFAULT): ri_triggers.c runs that write through SPI, so a wait there has the
+ * action's query in its CONTEXT even on a table the statement names (a tree's parent_id).
+ */
+export async function cascadesInto(eng: EngineContext, oid: number): Promise<boolean> {
+  eng.cascadingTables ??= new Set(
+    (
+      await eng.ex.must(
+        `SELECT conrelid::int FROM pg_catalog.pg_constraint WHERE contype = 'f' AND (confdeltype IN ('c', 'n', 'd') OR confupdtype IN ('c', 'n', 'd'))`,
+      )
+    ).map(([o]) => Number(o)),
+  );
+  return eng.cascadingTables.has(oid);
+}
+
 /** Reads the user tables, relations and sequences again (after setup or DDL). */
 export async function refreshCatalog(eng: EngineContext): Promise<void> {
-  eng.exceptionFunctions = null;
-  eng.userFunctions = null;
+  eng.cascadingTables = null;
   // One round trip of prepared statements: every scenario start (and every explored order) pays it.
   // Whether a user function calls an advisory lock function is read here too: a dry run cannot
-  // ask on its own once the snapshot it imports is staged for the next transaction.
+  // ask on its own once the snapshot it imports is staged for the next transaction. So are the
+  // two "once per catalog" answers (user functions, EXCEPTION functions): nearly every scenario's
+  // first statement asks for them, and they read the same committed catalog now as then.
   const r = await eng.ex.run(
-    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions',
+    'EXECUTE lockstep_catalog; EXECUTE lockstep_relations; EXECUTE lockstep_sequences; EXECUTE lockstep_advisory_functions; ' +
+      'EXECUTE lockstep_user_functions; EXECUTE lockstep_exception_functions',
   );
   eng.catalog = parseCatalog(r.results[0]?.rows ?? []);
   eng.relations = parseRelations(r.results[1]?.rows ?? []);
   eng.relNames = null;
   eng.sequences = (r.results[2]?.rows ?? []).map((row) => row[0]!);
   eng.advisoryFunctions = (r.results[3]?.rows?.length ?? 0) > 0;
+  // Without their answers (an error in the round trip) they are asked again when needed.
+  const answered = !r.error && r.results.length === 6;
+  eng.userFunctions = answered ? (r.results[4].rows?.length ?? 0) > 0 : null;
+  eng.exceptionFunctions = answered ? new Set((r.results[5].rows ?? []).map((row) => row[0]!)) : null;
 }
 
 /**
@@ -191,12 +213,17 @@ export async function keyBlocker(eng: EngineContext, s: Sess, e: PgMessage): Pro
 }
 
 /** PREPARE's parse analysis, in PGlite: PostgreSQL's error for a missing table or column, if any. */
-export async function analyzePrepared(eng: EngineContext, p: PreparedText): Promise<PgMessage | undefined> {
+export async function analyzePrepared(
+  eng: EngineContext,
+  p: PreparedText,
+): Promise<{ error: PgMessage } | { parameterTypes: string; resultTypes: string | null }> {
   const probe = `${INTERNAL_SCHEMA}_probe`;
   const types = p.types.length ? ` (${p.types.join(', ')})` : '';
   const query = p.parts.map((x) => (typeof x === 'string' ? x : `$${x}`)).join('');
   const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
-  if (r.error) return r.error;
+  if (r.error) return { error: r.error };
+  // The types PostgreSQL's analysis gave the parameters and the result columns (pg_prepared_statements).
+  const [row] = await eng.ex.must(`SELECT parameter_types::text, result_types::text FROM pg_catalog.pg_prepared_statements WHERE name = '${probe}'`);
   await eng.ex.must(`DEALLOCATE ${probe}`);
-  return undefined;
+  return { parameterTypes: row?.[0] ?? '{}', resultTypes: row?.[1] ?? null };
 }

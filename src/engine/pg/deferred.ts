@@ -243,7 +243,14 @@ export async function checkDeferredForeignKeys(
       // An update that kept the key of a committed row queues no check (RI_FKey_fk_upd_check_required).
       const origin = txn.originOf.get(`${fk.child.oid}:${orig}`);
       if (origin && fk.before.get(`(${origin.block},${origin.offset})`) === key) continue;
-      if (!parent)
+      // After waiting for the referenced row's deleter or key changer, RI_FKey_check's query,
+      // whose snapshot predates the wait, finds that row gone (or no longer matching, after
+      // EvalPlanQual) and cannot see a row with the key committed meanwhile: only the row it
+      // waited for, still there because its holder rolled back, satisfies it.
+      const waited = s.step!.deferredFkWait;
+      const stale = waited?.constraint === fk.constraint && waited.orig === orig && waited.row !== parent;
+      if (waited?.constraint === fk.constraint && waited.orig === orig) s.step!.deferredFkWait = undefined;
+      if (!parent || stale)
         return PG.foreignKeyMissing(
           fk.child.name,
           fk.constraint,
@@ -253,6 +260,7 @@ export async function checkDeferredForeignKeys(
         );
       const query = await riCheckQuery(eng, Number(parent.split(' ')[0]), [fk.child.oid]);
       const locked = lockForKeyShare(eng, s, parent, query);
+      if (locked === 'wait') s.step!.deferredFkWait = { constraint: fk.constraint, orig: orig!, row: parent };
       if (locked) return locked;
     }
     for (const k of fk.removed) {

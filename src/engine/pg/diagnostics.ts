@@ -14,6 +14,7 @@
  *  - view pg_locks: the engine's LockRows, plus the running session's own locks on what its
  *    statement reads (PostgreSQL shows the asker's AccessShareLock on pg_locks and its virtualxid);
  *  - view pg_stat_activity: one row per simulated session, then PostgreSQL 18's auxiliary processes;
+ *  - view pg_prepared_statements: the asking session's own (PGlite's are the engine's);
  *  - functions pg_blocking_pids(integer), pg_backend_pid(),
  *    pg_isolation_test_session_is_blocked(integer, integer[]);
  *  - functions now(), transaction_timestamp(), statement_timestamp(), clock_timestamp() on the
@@ -60,6 +61,16 @@ export interface DiagnosticsInput {
   backendXmin?: Record<string, number | null>;
   /** The next transaction id to be assigned: the xmin of a snapshot taken while no transaction has one. */
   nextXid?: number;
+  /** The asking session's prepared statements, as its pg_prepared_statements lists them (PGlite's are the engine's own). */
+  prepared?: {
+    name: string;
+    statement: string;
+    atMs: number;
+    parameterTypes: string;
+    resultTypes: string | null;
+    genericPlans: number;
+    customPlans: number;
+  }[];
   /** Show PostgreSQL 18's auxiliary processes (checkpointer, io workers, …) in pg_stat_activity; default true. */
   auxiliaryProcesses?: boolean;
 }
@@ -91,6 +102,7 @@ const G = {
   stmtNow: 'lockstep.diag_stmt_now',
   clockNow: 'lockstep.diag_clock_now',
   baseline: 'lockstep.diag_baseline',
+  prepared: 'lockstep.diag_prepared',
 } as const;
 
 /** A setting's value, NULL when unset (after a transaction that set it ends, a placeholder reads ''). */
@@ -151,6 +163,11 @@ FROM pg_catalog.json_to_recordset(coalesce(${setting(G.activity)}, '[]')::json) 
   backend_start timestamp with time zone, xact_start timestamp with time zone, query_start timestamp with time zone,
   state_change timestamp with time zone, wait_event_type text, wait_event text, state text, backend_xid xid, backend_xmin xid,
   query_id bigint, query text, backend_type text);
+CREATE OR REPLACE VIEW ${S}.pg_prepared_statements AS
+SELECT x.name, x.statement, x.prepare_time, x.parameter_types, x.result_types, x.from_sql, x.generic_plans, x.custom_plans
+FROM pg_catalog.json_to_recordset(coalesce(${setting(G.prepared)}, '[]')::json) AS x(name text, statement text,
+  prepare_time timestamp with time zone, parameter_types regtype[], result_types regtype[], from_sql boolean, generic_plans bigint,
+  custom_plans bigint);
 CREATE OR REPLACE FUNCTION ${S}.pg_backend_pid() RETURNS integer LANGUAGE sql STABLE STRICT PARALLEL RESTRICTED
   AS $$SELECT ${setting(G.pid)}::integer$$;
 CREATE OR REPLACE FUNCTION ${S}.pg_blocking_pids(integer) RETURNS integer[] LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
@@ -356,6 +373,21 @@ export function diagnosticsDataSql(input: DiagnosticsInput): string {
     set(G.xactNow, virtualTimestamp(xactStart)),
     set(G.stmtNow, virtualTimestamp(me.pending?.startedMs ?? input.clockMs)),
     set(G.clockNow, virtualTimestamp(input.clockMs)),
+    set(
+      G.prepared,
+      JSON.stringify(
+        (input.prepared ?? []).map((p) => ({
+          name: p.name,
+          statement: p.statement,
+          prepare_time: virtualTimestamp(p.atMs),
+          parameter_types: p.parameterTypes,
+          result_types: p.resultTypes,
+          from_sql: true,
+          generic_plans: p.genericPlans,
+          custom_plans: p.customPlans,
+        })),
+      ),
+    ),
     `pg_catalog.set_config('${G.baseline}', coalesce((SELECT pg_catalog.array_agg(l.relation::text || ':' || l.mode)::text FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'), '{}'), true)`,
   ].join(',\n  ')};`;
 }

@@ -38,7 +38,7 @@ import { shadowSql } from './shadows';
 import { hasUserFunctions } from './catalog';
 import { usesStatementSnapshot } from './stmtSnapshot';
 import { indexEntriesSql, ssiFootprint } from './ssiProbe';
-import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, type SubcommittedScan } from './pageScan';
+import { FOOTPRINT_SQL, scanRowsFromPages, splitFootprint, versionValues, type RawPage, type SubcommittedScan } from './pageScan';
 import { ADVISORY_MARKS_SQL, lockedBeforeCall, notesAdvisoryOrder, parseAdvisoryMarks } from './advisoryOrder';
 import { constraintDeferred } from '../model/deferred';
 import type { ParsedStatement } from '../sql';
@@ -54,10 +54,12 @@ export interface DryRunContext {
   prefetched: Map<string, (string | null)[][]>;
   rolledBack: RawResult | null;
   versionIds: Map<string, string>;
+  /** The heap pages the footprint returned right after the statement (versionValues reads new versions from them). */
+  pages: RawPage[];
 }
 
 function newRun(): DryRunContext {
-  return { prefetched: new Map(), rolledBack: null, versionIds: new Map() };
+  return { prefetched: new Map(), rolledBack: null, versionIds: new Map(), pages: [] };
 }
 
 /** Replays the session's open work, runs the statement in a savepoint, reads what it locked, rolls back. */
@@ -337,6 +339,7 @@ export async function dryRunInner(
     if (scanAlong && afterRows) {
       const fp = splitFootprint(afterRows);
       afterRows = fp.sample;
+      run.pages = fp.pages;
       const xids = parseLockSample(fp.sample, eng.relations).xids;
       scanRows = await scanRowsFromPages(eng.ex, fp.pages, xids, subScan(before.xids, xids, sub));
     }
@@ -373,6 +376,7 @@ export async function dryRunInner(
       // A plain SELECT that took an xid: a function it called wrote or locked rows, maybe inside
       // an EXCEPTION block, so the scan looks for ended subtransactions too.
       const fp = splitFootprint((await eng.ex.run(FOOTPRINT_SQL)).results[0]?.rows ?? []);
+      run.pages = fp.pages;
       scanRows = await scanRowsFromPages(eng.ex, fp.pages, after.xids, subScan(before.xids, after.xids, sub));
     }
     for (const x of sub.subcommitted) stmtXids.add(x);
@@ -560,6 +564,9 @@ export async function prefetch(
 ): Promise<void> {
   const sqls: string[] = [];
   const derived: { keys: string; values: string; cat: CatalogTable }[] = [];
+  // Values read from the footprint's pages (versionValues) need no query; the rollback still
+  // goes where it went when they were queried, so every later read sees the same state.
+  let decoded = 0;
   for (const [table, list] of created) {
     const cat = eng.catalog.find((c) => c.name === table);
     if (!cat) continue;
@@ -571,19 +578,37 @@ export async function prefetch(
     if (keys && values && cat.uniqueIndexes.every((ix) => ix.pred === undefined && ix.columns.every((c) => cat.writable.includes(c))))
       derived.push({ keys, values, cat });
     else if (keys) sqls.push(keys);
-    if (values) sqls.push(values);
+    if (!values) continue;
+    const fromPages = versionValues(
+      run.pages,
+      cat,
+      list.map((t) => t.ctid),
+    );
+    if (fromPages) {
+      run.prefetched.set(values, fromPages);
+      decoded++;
+    } else sqls.push(values);
   }
   if (ownTouched) sqls.push(CTID_BACK_SQL);
-  if (!sqls.length || (sqls.length < 2 && !end)) return;
-  const r = await eng.ex.run(sqls.join(';\n') + (end ? `;\n${end}` : ''));
+  const queried = sqls.length + decoded;
+  if (!queried || (queried < 2 && !end)) return deriveKeys(run, derived);
+  if (!sqls.length && !end) return deriveKeys(run, derived);
+  const r = await eng.ex.run(sqls.join(';\n') + (end ? `${sqls.length ? ';\n' : ''}${end}` : ''));
   if (r.error || r.results.length < sqls.length) {
-    if (!end) return;
+    if (!end) return deriveKeys(run, derived);
     await eng.ex.run(`ROLLBACK;\nSELECT pg_catalog.pg_advisory_unlock_all()`);
     throw new EngineInternalError(`reading a dry run's footprint failed: ${r.error?.message ?? 'no result'}`);
   }
   sqls.forEach((sql, i) => run.prefetched.set(sql, r.results[i].rows ?? []));
+  deriveKeys(run, derived);
+  if (end) run.rolledBack = { results: r.results.slice(sqls.length), notices: [] };
+}
+
+/** The unique keys of new versions, built from their prefetched values (uniqueKeysSql's text). */
+function deriveKeys(run: DryRunContext, derived: { keys: string; values: string; cat: CatalogTable }[]): void {
   for (const d of derived) {
-    const rows = run.prefetched.get(d.values)!;
+    const rows = run.prefetched.get(d.values);
+    if (!rows) continue;
     const at = d.cat.uniqueIndexes.map((ix) => ix.columns.map((c) => d.cat.writable.indexOf(c) + 1));
     run.prefetched.set(
       d.keys,
@@ -597,7 +622,6 @@ export async function prefetch(
       ]),
     );
   }
-  if (end) run.rolledBack = { results: r.results.slice(sqls.length), notices: [] };
 }
 
 /** `ex.must`, answered from the dry run's prefetched rows when it was read ahead. */

@@ -172,6 +172,7 @@ export class PgliteExecutor {
     }
     // Prepared statements belong to the session, not to the data directory.
     await ex.prepareStatements();
+    ex.pristineRuns = ex.runs;
     return ex;
   }
 
@@ -185,6 +186,9 @@ export class PgliteExecutor {
 
   /** Round trips so far: a restore point (below) holds only while nothing else ran. */
   private runs = 0;
+
+  /** The round trip count when create() returned: while it holds, nothing has run and reset() has nothing to do. */
+  private pristineRuns = -1;
 
   /** How many round trips this PGlite has served. */
   get runCount(): number {
@@ -282,6 +286,10 @@ export class PgliteExecutor {
 
   /** Drops every user object so the next scenario starts clean (like a fresh database). */
   async reset(): Promise<void> {
+    // A fresh PGlite is the data directory as built: no transaction, lock, setting or user
+    // object to clear. The first scenario a page opens saves this round trip on its way to
+    // step 1 (about 20–30 ms of a cold start).
+    if (this.runs === this.pristineRuns) return;
     // One round trip in the usual case (the scenario's teardown dropped its objects): the open
     // transaction ends, advisory locks and settings go, and what is left is listed. Settings and
     // advisory locks do not affect the drops below, so they can go first. The two listings are

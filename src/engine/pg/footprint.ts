@@ -247,13 +247,15 @@ export const CATALOG_DEF = `SELECT c.oid::int, c.relname,
        'n', i.indnkeyatts) ORDER BY ic.oid)::text
      FROM pg_catalog.pg_constraint x JOIN pg_catalog.pg_index i ON i.indexrelid = x.conindid JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
      WHERE x.conrelid = c.oid AND x.contype = 'x' AND i.indpred IS NULL),
-  (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = 'a')
+  (SELECT string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = 'a'),
+  CASE WHEN NOT c.relhassubclass THEN (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(a.attname, a.atttypid::int, a.attlen, a.attalign, a.attisdropped) ORDER BY a.attnum)::text
+    FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0) END
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND ${USER_NS} ORDER BY c.oid`;
 
 /** Parses CATALOG_DEF rows. */
 export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
-  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl, always]) => ({
+  return rows.map(([oid, name, cols, wcols, idx, trig, sqlName, excl, always, attrs]) => ({
     oid: Number(oid),
     name: name!,
     ...(sqlName ? { sqlName } : {}),
@@ -290,6 +292,17 @@ export function parseCatalog(rows: (string | null)[][]): CatalogTable[] {
           )
             .filter((x) => x.cols?.length === x.n && x.types?.length === x.n && x.ops?.length === x.n)
             .map((x) => ({ name: x.name, columns: x.cols!, types: x.types!, ops: x.ops! })),
+        }
+      : {}),
+    ...(attrs
+      ? {
+          attributes: (JSON.parse(attrs) as [string, number, number, string, boolean][]).map(([name, type, len, align, dropped]) => ({
+            name,
+            type,
+            len,
+            align,
+            ...(dropped ? { dropped: true as const } : {}),
+          })),
         }
       : {}),
   }));

@@ -16,7 +16,7 @@ import type { SsiWrite } from '../model/ssi';
 import type { ParsedStatement } from '../sql';
 import { cancelTimers, type Sess } from '../state';
 import type { PgMessage } from '../types';
-import { hasUserFunctions, restoreSequences, sequenceStates } from './catalog';
+import { cascadesInto, hasUserFunctions, restoreSequences, sequenceStates } from './catalog';
 import { dryRun } from './dryRun';
 import { INTERNAL_SCHEMA } from './names';
 import { keyShareBlocked, riCheckQuery } from './probes';
@@ -168,9 +168,10 @@ export async function functionWaitContext(eng: EngineContext, s: Sess, st: Parse
   // A table the statement does not name is reached through a trigger: a user's, or a foreign
   // key's cascade (ri_triggers.c runs its DELETE / UPDATE through SPI as well).
   const named = st.cls.kind === 'dml' && st.cls.relations.includes(tuple.relation);
-  // User-written functions (triggers, functions the statement calls) are the other way there;
-  // without them a lock on a table the statement names is its own.
-  if (named && !(await hasUserFunctions(eng))) return;
+  // User-written functions (triggers, functions the statement calls) and a foreign key's action
+  // writing the table again (a tree's ON DELETE CASCADE) are the other ways there; without them a
+  // lock on a table the statement names is its own.
+  if (named && !(await hasUserFunctions(eng)) && !(await cascadesInto(eng, tuple.oid))) return;
   // A foreign-key check locks the referenced row FOR KEY SHARE: it waits only for a holder that
   // deleted the row, changed its key or locked it FOR UPDATE. Behind any other holder (a trigger's
   // non-key UPDATE of the parent) the check passes and the wait is further on.

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteExecutor } from './executor';
-import { LOCK_SAMPLE_SQL, parseLockSample, TUPLE_SCAN_SQL, type RelationInfo } from './footprint';
-import { FOOTPRINT_SQL, HexPage, scanRowsFromPages, splitFootprint } from './pageScan';
+import { LOCK_SAMPLE_SQL, parseCatalog, parseLockSample, TUPLE_SCAN_SQL, type RelationInfo } from './footprint';
+import { FOOTPRINT_SQL, HexPage, scanRowsFromPages, splitFootprint, versionValues } from './pageScan';
+import { decodeTuples } from './footprint';
+import { valuesSql } from './dryRun';
 
 let ex: PgliteExecutor;
 let relations: Map<number, RelationInfo>;
@@ -88,4 +90,79 @@ describe('footprint with pages decoded in TypeScript', () => {
     expect(() => new HexPage('00ff')).toThrow();
     expect(() => new HexPage('\\x0g').u8(0)).toThrow();
   });
+});
+
+describe('values of new row versions read from the pages', () => {
+  // Each case: a table, rows, and the statement whose new versions are read both ways.
+  const cases: { name: string; table: string; rows: string; sql: string; decoded: boolean }[] = [
+    {
+      name: 'int and bigint',
+      table: 'id int PRIMARY KEY, balance bigint NOT NULL',
+      rows: '(1, 100), (2, -9007199254740993)',
+      sql: 'UPDATE t SET balance = balance - 5 WHERE id = 2',
+      decoded: true,
+    },
+    {
+      name: 'every decoded type, nulls among them',
+      table: 'a smallint, b int, c bigint, d bool, e text, f varchar(300), g int',
+      rows: `(-3, -2147483648, 9223372036854775807, true, 'é', 'x', NULL), (NULL, 7, NULL, false, NULL, repeat('ü', 200), 1)`,
+      sql: `UPDATE t SET g = coalesce(g, 0) + 1; INSERT INTO t VALUES (1, 2, 3, NULL, repeat('long ', 40), '', 4)`,
+      decoded: true,
+    },
+    {
+      name: 'a dropped column before the others',
+      table: 'x text, id int, v bigint',
+      rows: `('gone', 1, 10), (repeat('p', 500), 2, 20)`,
+      sql: 'ALTER TABLE t DROP COLUMN x; UPDATE t SET v = v + 1',
+      decoded: true,
+    },
+    {
+      name: 'a column added with a default (attributes missing from old tuples)',
+      table: 'id int',
+      rows: '(1), (2)',
+      sql: 'ALTER TABLE t ADD COLUMN v int DEFAULT 7; UPDATE t SET id = id + 10 WHERE id = 1',
+      decoded: true,
+    },
+    {
+      name: 'a new version locked afterwards',
+      table: 'id int, v int',
+      rows: '(1, 1), (2, 2)',
+      sql: 'UPDATE t SET v = v + 1; SELECT * FROM t WHERE id = 1 FOR UPDATE',
+      decoded: true,
+    },
+    {
+      name: 'a new version updated again (not seen by the read)',
+      table: 'id int, v int',
+      rows: '(1, 1)',
+      sql: 'UPDATE t SET v = v + 1; UPDATE t SET v = v + 1',
+      decoded: false,
+    },
+    { name: 'a type not decoded here', table: 'id int, n numeric', rows: '(1, 1.5)', sql: 'UPDATE t SET n = n + 1', decoded: false },
+    { name: 'a compressed value', table: 'id int, v text', rows: `(1, repeat('c', 5000))`, sql: 'UPDATE t SET id = 2', decoded: false },
+  ];
+  for (const c of cases)
+    it(`gives what the SQL read gives: ${c.name}`, async () => {
+      await ex.must(`CREATE TABLE t (${c.table}); INSERT INTO t VALUES ${c.rows}`);
+      try {
+        await ex.must(`BEGIN; ${c.sql}`);
+        const r = await ex.run(`${FOOTPRINT_SQL}; EXECUTE lockstep_catalog`);
+        expect(r.error).toBeUndefined();
+        const fp = splitFootprint(r.results[0].rows!);
+        const cat = parseCatalog(r.results[1].rows!).find((t) => t.name === 't')!;
+        const xids = parseLockSample(fp.sample, relations).xids;
+        const scan = await scanRowsFromPages(ex, fp.pages, xids);
+        const created = (await decodeTuples(ex, scan, xids, new Set())).inserted.filter((v) => v.relation === 't');
+        expect(created.length).toBeGreaterThan(0);
+        const fromPages = versionValues(
+          fp.pages,
+          cat,
+          created.map((v) => v.ctid),
+        );
+        const fromSql = await ex.must(valuesSql(cat, created));
+        if (c.decoded) expect(fromPages).toEqual(fromSql);
+        else expect(fromPages).toBeNull();
+      } finally {
+        await ex.run('ROLLBACK; DROP TABLE t');
+      }
+    });
 });

@@ -9,7 +9,8 @@
  * tables; the page header, line pointers and tuple headers are read in TypeScript
  * (bufpage.h, itemid.h, htup_details.h), and rows equal to the tuple scan's are rebuilt from them.
  */
-import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI } from '../model/rowbits';
+import { HEAP_XMAX_INVALID, HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY } from '../model/rowbits';
+import type { CatalogTable } from '../model/facts';
 import { INTERNAL_SCHEMA } from './names';
 import { USER_NS } from './footprint';
 import type { PgliteExecutor } from './executor';
@@ -91,6 +92,13 @@ export class HexPage {
   /** The unsigned 32-bit integer at `at`. */
   u32(at: number): number {
     return (this.u16(at) | (this.u16(at + 2) << 16)) >>> 0;
+  }
+
+  /** `n` bytes from `at`. */
+  bytes(at: number, n: number): Uint8Array {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.u8(at + i);
+    return out;
   }
 }
 
@@ -198,4 +206,120 @@ export async function scanRowsFromPages(
     for (const r of rows) if (r[9] !== null) r[9] = members.get(r[9]) ?? null;
   }
   return rows;
+}
+
+/** Types whose text output versionValues writes itself, with their attlen: bool, int8, int2, int4, text, varchar. */
+const DECODED_TYPES = new Map([
+  [16, 1],
+  [20, 8],
+  [21, 2],
+  [23, 4],
+  [25, -1],
+  [1043, -1],
+]);
+const HEAP_HASNULL = 0x0001;
+const HEAP_HASEXTERNAL = 0x0004;
+const HEAP_NATTS_MASK = 0x07ff;
+const ALIGN: Record<string, number> = { c: 1, s: 2, i: 4, d: 8 };
+const utf8 = new TextDecoder();
+
+/**
+ * The values of a table's new row versions as `SELECT ctid::text, <writable>::text … WHERE ctid =
+ * ANY(…)` returns them in the dry run right after the footprint (dryRun.ts, valuesSql): one row
+ * per distinct ctid in ctid order (a TID scan sorts its list), read from the footprint's pages
+ * (htup_details.h: null bitmap, attribute alignment, varlena headers; tupmacs.h's
+ * att_align_pointer). Null — read them with SQL — unless every version is there to read:
+ * its page in the footprint, a normal line pointer, no xmax but a locker's (so the read's
+ * snapshot sees it), as many attributes as the table (none missing after an ADD COLUMN),
+ * nothing toasted or compressed, and every writable column of a type in DECODED_TYPES.
+ */
+export function versionValues(pages: readonly RawPage[], cat: CatalogTable, ctids: readonly string[]): (string | null)[][] | null {
+  const attrs = cat.attributes;
+  if (!attrs) return null;
+  const wanted = cat.writable.map((c) => attrs.findIndex((a) => !a.dropped && a.name === c));
+  if (wanted.some((i) => i < 0 || DECODED_TYPES.get(attrs[i].type) !== attrs[i].len)) return null;
+  const places = [...new Set(ctids)]
+    .map((c) => {
+      const m = /^\((\d+),(\d+)\)$/.exec(c);
+      return m ? { ctid: c, block: Number(m[1]), offset: Number(m[2]) } : null;
+    })
+    .sort((a, b) => (a && b ? a.block - b.block || a.offset - b.offset : 0));
+  const rows: (string | null)[][] = [];
+  for (const place of places) {
+    if (!place) return null;
+    const raw = pages.find((p) => Number(p.oid) === cat.oid && Number(p.blk) === place.block);
+    if (!raw) return null;
+    const values = tupleValues(new HexPage(raw.hex), place.offset, attrs);
+    if (!values) return null;
+    rows.push([place.ctid, ...wanted.map((i) => values[i])]);
+  }
+  return rows;
+}
+
+/** One tuple's attributes as `::text` gives them (null where NULL, or not a DECODED_TYPES type), or null when it cannot be read here. */
+function tupleValues(page: HexPage, offset: number, attrs: NonNullable<CatalogTable['attributes']>): (string | null)[] | null {
+  const lower = page.u16(12);
+  if (offset < 1 || SIZE_OF_PAGE_HEADER + 4 * offset > lower) return null;
+  const id = page.u32(SIZE_OF_PAGE_HEADER + 4 * (offset - 1));
+  const off = id & 0x7fff;
+  const len = id >>> 17;
+  if (((id >>> 15) & 3) !== LP_NORMAL || len < MIN_HEAP_TUPLE_SIZE || off + len > BLCKSZ) return null;
+  const infomask2 = page.u16(off + 18);
+  const infomask = page.u16(off + 20);
+  if (!(infomask & HEAP_XMAX_INVALID) && !(infomask & HEAP_XMAX_LOCK_ONLY)) return null;
+  if (infomask & HEAP_HASEXTERNAL || (infomask2 & HEAP_NATTS_MASK) !== attrs.length) return null;
+  const hasNulls = (infomask & HEAP_HASNULL) !== 0;
+  const end = off + len;
+  let at = off + page.u8(off + 22);
+  const out: (string | null)[] = [];
+  for (let i = 0; i < attrs.length; i++) {
+    const a = attrs[i];
+    if (hasNulls && !(page.u8(off + 23 + (i >> 3)) & (1 << (i & 7)))) {
+      out.push(null);
+      continue;
+    }
+    const align = ALIGN[a.align];
+    if (!align) return null;
+    if (a.len > 0) {
+      at = alignUp(at, off, align);
+      if (at + a.len > end) return null;
+      out.push(a.dropped ? null : fixedText(page, at, a.type, a.len));
+      at += a.len;
+    } else if (a.len === -1) {
+      // A varlena: a non-zero first byte is a 1-byte header, never padded; else pad, then a 4-byte header.
+      if (page.u8(at) === 0) at = alignUp(at, off, align);
+      const first = page.u8(at);
+      let start: number;
+      let size: number;
+      if (first === 0x01) return null; // a TOAST pointer
+      if (first & 0x01) {
+        start = at + 1;
+        size = (first >> 1) & 0x7f;
+      } else {
+        const header = page.u32(at);
+        if ((header & 0x03) !== 0) return null; // compressed inline
+        start = at + 4;
+        size = header >>> 2;
+      }
+      if (at + size > end || start > at + size) return null;
+      out.push(a.dropped ? null : DECODED_TYPES.has(a.type) ? utf8.decode(page.bytes(start, at + size - start)) : null);
+      at += size;
+    } else return null;
+  }
+  return out;
+}
+
+/** `at` rounded up to `align` bytes from the tuple's start (which is MAXALIGNed, as t_hoff is). */
+function alignUp(at: number, tupleStart: number, align: number): number {
+  const rel = at - tupleStart;
+  return tupleStart + Math.ceil(rel / align) * align;
+}
+
+/** A fixed-width attribute as its cast to text writes it (bool's cast says true/false, not boolout's t/f). */
+function fixedText(page: HexPage, at: number, type: number, len: number): string | null {
+  if (type === 16 && len === 1) return page.u8(at) ? 'true' : 'false';
+  if (type === 21 && len === 2) return String((page.u16(at) << 16) >> 16);
+  if (type === 23 && len === 4) return String(page.u32(at) | 0);
+  if (type === 20 && len === 8) return BigInt.asIntN(64, (BigInt(page.u32(at + 4)) << 32n) | BigInt(page.u32(at))).toString();
+  return null;
 }

@@ -133,6 +133,9 @@ export function replaySql(
   return { sql: parts.map((p) => p + ';\n').join(''), checks };
 }
 
+/** A prepared transaction whose xid holds the xmin horizon behind every exported snapshot. */
+const PIN_SQL = `BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`;
+
 /**
  * How a replay transaction starts. READ COMMITTED: a plain BEGIN. REPEATABLE READ and
  * SERIALIZABLE: the session's snapshot from its first statement is imported, so later steps
@@ -160,7 +163,7 @@ export async function beginSql(
   // One pin, older than every exported snapshot, for as long as any session holds one: the
   // importing backend's xmin must not pass the snapshot's xmin.
   if (!eng.pinned) {
-    await eng.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
+    await eng.ex.must(PIN_SQL);
     eng.pinned = true;
   }
   return { sql: `${begin}SELECT pg_catalog.pg_export_snapshot();\n`, count: 2, exporting: true };
@@ -175,15 +178,14 @@ export async function maybeUnpin(eng: EngineContext): Promise<void> {
 
 /** Exports a snapshot of PGlite's state now (the one the statement's dry run saw) and returns the file's content. */
 export async function exportStatementSnapshot(eng: EngineContext): Promise<string> {
-  // The pin keeps the xmin horizon behind the snapshot; taken now, it is older than every later change.
-  if (!eng.pinned) {
-    await eng.ex.must(`BEGIN; SELECT pg_catalog.pg_current_xact_id(); PREPARE TRANSACTION '${PIN_GID}'`);
-    eng.pinned = true;
-  }
-  const r = await eng.ex.run(EXPORT_SNAPSHOT_SQL);
-  const id = r.results[1]?.rows?.[0]?.[0];
-  const content = !r.error && id ? eng.ex.readExportedSnapshot(id) : undefined;
-  await eng.ex.run('ROLLBACK');
+  // The pin keeps the xmin horizon behind the snapshot; taken now, it is older than every later
+  // change. Pin, export, the file's content and the end of the exporting transaction go in one
+  // round trip: the file lives until that transaction ends, so it is read inside it.
+  const pin = eng.pinned ? '' : `${PIN_SQL};\n`;
+  const r = await eng.ex.run(`${pin}${EXPORT_SNAPSHOT_SQL};\nROLLBACK`);
+  if (pin && r.results.length >= 3) eng.pinned = true;
+  const content = r.error ? undefined : (r.results.at(-2)?.rows?.[0]?.[0] ?? undefined);
+  if (r.error) await eng.ex.run('ROLLBACK');
   if (!content) throw new EngineInternalError(`could not export the statement's snapshot: ${r.error?.message ?? 'no snapshot'}`);
   return content;
 }

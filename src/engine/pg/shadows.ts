@@ -94,6 +94,15 @@ export function diagnosticsInput(eng: EngineContext, me: Sess): DiagnosticsInput
         pid,
       }));
     }),
+    prepared: [...me.prepared].map(([name, p]) => ({
+      name,
+      statement: p.queryString,
+      atMs: p.atMs,
+      parameterTypes: p.parameterTypes,
+      resultTypes: p.resultTypes,
+      genericPlans: p.genericPlans,
+      customPlans: p.customPlans,
+    })),
     databaseOid: DATABASE_OID,
     nextXid: eng.nextXid,
     databaseName: 'postgres',

@@ -45,8 +45,12 @@ export interface StatementSnapshot {
   formedBeyondRecheck?: boolean;
 }
 
-/** SQL that exports a snapshot equal to the one the statement's dry run just used (nothing ran in between). */
-export const EXPORT_SNAPSHOT_SQL = 'BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT pg_catalog.pg_export_snapshot()';
+/**
+ * SQL that exports a snapshot equal to the one the statement's dry run just used (nothing ran in
+ * between) and returns the exported file's content (pg_snapshots/ in the data directory).
+ */
+export const EXPORT_SNAPSHOT_SQL =
+  "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT pg_catalog.pg_read_file('pg_snapshots/' || pg_catalog.pg_export_snapshot())";
 
 /** The transaction start of a dry run under the statement's snapshot (the file staged as `id`). */
 export function importSnapshotBegin(id: string): { sql: string; count: number } {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { render, screen, waitFor } from '@testing-library/svelte';
 import PlayerView from './PlayerView.svelte';
 import { LessonPlayer } from '../lessonPlayer.svelte';
-import type { PlayerBackend, PlayerState, ScriptItem } from '../backend';
+import type { LessonMeta, PlayerBackend, PlayerState, ScriptItem } from '../backend';
 import type { EngineSnapshot } from '../../engine/types';
 import { deadlockCycle, deadlockScript } from '../fixtures/deadlock';
 import { lock, session } from '../fixtures/build';
@@ -104,5 +104,46 @@ describe('learnerView model', () => {
     expect(JSON.stringify(withClock)).toBe(before);
     expect(out.sessions.map((s) => s.name)).toEqual(['A', 'B']);
     expect(out.events.every((e) => e.type === 'deadlock' || e.session !== 'clock')).toBe(true);
+  });
+});
+
+describe('PlayerView: a lesson while the engine starts', () => {
+  const meta: LessonMeta = {
+    id: 'classic-deadlock',
+    summary: { en: 'Two transfers lock two rows in opposite orders.' },
+    hideUntilEnd: ['pg-locks'],
+  };
+  const preview = { script: lessonScript, meta };
+
+  it('shows the lesson’s narration, script length and lock matrices before the engine answers, then its sessions', async () => {
+    let answer: (s: PlayerState) => void = () => undefined;
+    const backend: PlayerBackend = {
+      ...backendFor({ snapshot: withClock, script: lessonScript, cursor: 0, offScript: false, lesson: meta }),
+      open: () => new Promise<PlayerState>((ok) => (answer = ok)),
+    };
+    const player = new LessonPlayer(backend);
+    const opened = player.open({ kind: 'lesson', id: 'classic-deadlock' });
+    render(PlayerView, { props: { player, title: 'Classic deadlock', lessonId: 'classic-deadlock', preview } });
+    await waitFor(() => expect(screen.getByTestId('engine-starting')).toBeTruthy());
+    expect(screen.getByText('Two transfers lock two rows in opposite orders.')).toBeTruthy();
+    expect(screen.getByTestId('step-position').textContent).toBe(`Step 0 of ${lessonScript.length}`);
+    expect((screen.getByTestId('step-next') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.queryAllByTestId('session-pane')).toHaveLength(0);
+    expect(screen.getAllByTestId('matrix-cell').length).toBeGreaterThan(0);
+    answer({ snapshot: withClock, script: lessonScript, cursor: 0, offScript: false, lesson: meta });
+    await opened;
+    await waitFor(() => expect(screen.queryByTestId('engine-starting')).toBeNull());
+    expect(paneNames()).toEqual(['A', 'B']);
+    expect((screen.getByTestId('step-next') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('does not show another lesson’s state as this one’s while this one opens', async () => {
+    const other: PlayerState = { snapshot: withClock, script: lessonScript, cursor: 3, offScript: false, lesson: { id: 'other' } };
+    const player = new LessonPlayer(backendFor(other));
+    await player.open({ kind: 'lesson', id: 'other' });
+    render(PlayerView, { props: { player, title: 'Classic deadlock', lessonId: 'classic-deadlock', preview } });
+    await waitFor(() => expect(screen.getByTestId('engine-starting')).toBeTruthy());
+    expect(screen.queryAllByTestId('session-pane')).toHaveLength(0);
+    expect(screen.getByTestId('step-position').textContent).toBe(`Step 0 of ${lessonScript.length}`);
   });
 });

@@ -9,11 +9,20 @@ import { registerSW } from 'virtual:pwa-register';
 import UpdateToast from './UpdateToast.svelte';
 import { appUpdate } from './update.svelte';
 import { followThemeColor } from './themeColor.svelte';
+import { settled } from './settled';
 
-/** Registers the service worker (production builds, browsers that have one), mounts the update toast and keeps the title-bar colour on the theme. */
-export function startOffline(): void {
+/**
+ * Registers the service worker (production builds, browsers that have one) once the page has
+ * settled (`engineAnswered`: the engine Worker's first answer), mounts the update toast and keeps
+ * the title-bar colour on the theme.
+ */
+export function startOffline(engineAnswered: Promise<void>): void {
   followThemeColor();
   if (!import.meta.env.PROD || !('serviceWorker' in navigator)) return;
+  void settled(engineAnswered).then(register);
+}
+
+function register(): void {
   const host = document.createElement('div');
   host.className = 'update-host';
   document.body.append(host);

@@ -432,7 +432,44 @@ const timelineMoment: Flow = {
   },
 };
 
+const engineStarting: Flow = {
+  name: 'engine-starting',
+  title:
+    'while the engine starts, the lesson already shows its narration and step count, Next waits, and the sessions come with the engine',
+  async run(ctx) {
+    // The prebuilt cluster is the engine's last download: holding it back keeps the engine starting.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((ok) => (release = ok));
+    await ctx.context.route(/pgdata[^/]*\.tgz$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await ctx.page.goto(ctx.url('#/lessons/classic-deadlock'));
+    await ctx.byTestId('engine-starting').waitFor();
+    const narration = norm(await ctx.byTestId('narration').innerText());
+    assert(/opposite order/.test(narration), `the lesson's summary is not shown while the engine starts: "${narration}"`);
+    const [cursor, total] = await ctx.position();
+    assert(cursor === 0 && total > 0, `the step counter reads ${cursor} of ${total} while the engine starts`);
+    assert(await ctx.byTestId('step-next').isDisabled(), 'Next is enabled before the engine answered');
+    assert((await ctx.byTestId('session-pane').count()) === 0, 'session panes are drawn before the engine answered');
+    await ctx.shot('starting', true);
+    release();
+    await ctx.waitForCursor(0, 'the engine answering');
+    assert((await ctx.byTestId('engine-starting').count()) === 0, 'the placeholder stays after the engine answered');
+    const panes = await ctx.byTestId('session-pane').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
+    assert(panes.join() === 'A,B', `the sessions after the engine answered: ${panes.join()}`);
+    assert(
+      (await ctx.position())[1] === total,
+      `the script's length changed when the engine answered: ${total} → ${(await ctx.position())[1]}`,
+    );
+    await ctx.next();
+    assert((await ctx.position())[0] === 1, 'Next did not run step 1');
+    ctx.assertNoConsoleErrors();
+  },
+};
+
 export const FLOWS: Flow[] = [
+  engineStarting,
   timelineMoment,
   outcomeMarks,
   labScrollback,
