@@ -500,7 +500,8 @@ function classify(stmt: Node, sql: string, charAt: (byteOffset: number) => numbe
     ...(verb !== 'lock' && verb !== 'other' && Object.keys(positions).length ? { relationPositions: positions } : {}),
     verb,
     mentionsAdvisory: lower.includes('advisory'),
-    mentionsDiagnostics: /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid|pg_cancel_backend|pg_terminate_backend|pg_prepared_statements/.test(lower),
+    mentionsDiagnostics:
+      /pg_locks|pg_stat_activity|pg_blocking_pids|pg_backend_pid|pg_cancel_backend|pg_terminate_backend|pg_prepared_statements/.test(lower),
   };
 }
 

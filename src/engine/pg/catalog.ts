@@ -223,7 +223,9 @@ export async function analyzePrepared(
   const r = await eng.ex.run(`PREPARE ${probe}${types} AS ${query}`);
   if (r.error) return { error: r.error };
   // The types PostgreSQL's analysis gave the parameters and the result columns (pg_prepared_statements).
-  const [row] = await eng.ex.must(`SELECT parameter_types::text, result_types::text FROM pg_catalog.pg_prepared_statements WHERE name = '${probe}'`);
+  const [row] = await eng.ex.must(
+    `SELECT parameter_types::text, result_types::text FROM pg_catalog.pg_prepared_statements WHERE name = '${probe}'`,
+  );
   await eng.ex.must(`DEALLOCATE ${probe}`);
   return { parameterTypes: row?.[0] ?? '{}', resultTypes: row?.[1] ?? null };
 }
