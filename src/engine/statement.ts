@@ -810,6 +810,28 @@ async function afterTriggerLocksLater(eng: EngineContext, s: Sess, st: ParsedSta
   releaseRelationLocksBeyond(eng, s, step.heldFrom, probe.plan);
 }
 
+/**
+ * A dry run that only asks what a statement would lock or send (a probe): the sequence values it
+ * takes are given back, and null when the engine cannot stage it (the caller then reports the
+ * statement's own outcome).
+ */
+async function probeRun(
+  eng: EngineContext,
+  s: Sess,
+  st: ParsedStatement,
+  prelude?: { sql: string; count: number },
+): Promise<DryRun | null> {
+  const seqs = await sequenceStates(eng);
+  try {
+    return await dryRun(eng, s, st, false, false, prelude);
+  } catch (e) {
+    if (e instanceof EngineInternalError) return null;
+    throw e;
+  } finally {
+    await restoreSequences(eng, seqs);
+  }
+}
+
 async function triggerlessRun(eng: EngineContext, s: Sess, st: ParsedStatement): Promise<DryRun> {
   const seqs = await sequenceStates(eng);
   try {
@@ -882,18 +904,9 @@ async function lockBeforeViewCheck(eng: EngineContext, s: Sess, st: ParsedStatem
   const view = /^new row violates check option for view "(.+)"$/s.exec(error.message)?.[1];
   if (!view) return 'ok';
   const prelude = { sql: `ALTER VIEW "${view.replace(/"/g, '""')}" RESET (check_option);\n`, count: 1 };
-  const seqs = await sequenceStates(eng);
-  let probe: DryRun;
-  try {
-    probe = await dryRun(eng, s, st, false, false, prelude);
-  } catch (e) {
-    // The view is not on the search_path under that name: the error is reported as it is.
-    if (e instanceof EngineInternalError) return 'ok';
-    throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
-  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  // Null when the view is not on the search_path under that name: the error is reported as it is.
+  const probe = await probeRun(eng, s, st, prelude);
+  if (!probe || probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, st, probe);
 }
 
@@ -914,17 +927,8 @@ async function lockBeforeRowError(
     sql: `SELECT * FROM (${st.sql.replace(/;\s*$/, '')}) AS lockstep_rows LIMIT ${Math.trunc(rows)}`,
     cls: st.cls,
   };
-  const seqs = await sequenceStates(eng);
-  let probe: DryRun;
-  try {
-    probe = await dryRun(eng, s, limited);
-  } catch (e) {
-    if (e instanceof EngineInternalError) return 'ok';
-    throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
-  if (probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
+  const probe = await probeRun(eng, s, limited);
+  if (!probe || probe.raw.error || !hasConflicts(eng, s, probe.plan)) return 'ok';
   return walkPlan(eng, s, waiting, probe);
 }
 
@@ -952,17 +956,8 @@ async function lockBeforeChangeError(eng: EngineContext, s: Sess, st: ParsedStat
   const sql = lockingProbeOf(st.sql, verb, mode);
   const probe = sql ? parseStatements(sql)[0] : undefined;
   if (!probe || probe.cls.kind !== 'dml' || !probe.cls.lockingSelect) return 'ok';
-  const seqs = await sequenceStates(eng);
-  let run: DryRun;
-  try {
-    run = await dryRun(eng, s, probe);
-  } catch (e) {
-    if (e instanceof EngineInternalError) return 'ok';
-    throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
-  if (run.raw.error?.sqlstate !== '40001' || !run.rowsBeforeError) return 'ok';
+  const run = await probeRun(eng, s, probe);
+  if (!run || run.raw.error?.sqlstate !== '40001' || !run.rowsBeforeError) return 'ok';
   return lockBeforeRowError(eng, s, probe, run.rowsBeforeError, st);
 }
 
@@ -1472,13 +1467,5 @@ async function markedRun(
   st: ParsedStatement,
   marks: { sql: string; count: number },
 ): Promise<PgMessage[] | undefined> {
-  const seqs = await sequenceStates(eng);
-  try {
-    return (await dryRun(eng, s, st, false, false, marks)).raw.notices;
-  } catch (e) {
-    if (e instanceof EngineInternalError) return undefined;
-    throw e;
-  } finally {
-    await restoreSequences(eng, seqs);
-  }
+  return (await probeRun(eng, s, st, marks))?.raw.notices;
 }
